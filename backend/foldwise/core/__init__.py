@@ -3,9 +3,12 @@
 Public names are re-exported here; implementation lives in the private ``_*.py`` modules.
 """
 
+from foldwise.core._features import TextFeatures, text_features
 from foldwise.core._hierarchy import FolderPath, Hierarchy, folder_paths_of
 
 __all__ = [
+    "TextFeatures",
+    "text_features",
     "FolderPath",
     "Hierarchy",
     "folder_paths_of",

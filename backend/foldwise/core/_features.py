@@ -1,0 +1,149 @@
+"""Text features: tf-idf with the papers' term filter (000 sec. 5.1, 001 sec. 5.2).
+
+Terms seen fewer than ``min_term_count`` times in the collection, shorter than
+``min_term_length`` characters or containing digits are dropped; of the rest, ``max_terms``
+are kept, chosen without labels. 001 follows Borgelt & Nürnberger (2004), who rank terms by
+how unevenly they spread over documents; we rank by document frequency times idf
+(``df * log(n / df)``), which, like theirs, prefers terms that are frequent enough to link
+documents but not so frequent that they link all of them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
+
+# A token is a maximal run of letters and digits (underscores split identifiers); runs that
+# hold a digit never match because the look-arounds forbid a letter or digit on either side
+# (000 sec. 5.1: terms containing numbers are dropped).
+_TOKEN_PATTERN = r"(?u)(?<![^\W_])[^\W\d_]{2,}(?![^\W_])"
+
+
+class TextFeatures(TransformerMixin, BaseEstimator):
+    """Tf-idf document vectors with the papers' unsupervised term selection.
+
+    Parameters
+    ----------
+    min_term_count : int, default=5
+        Drop terms seen fewer times than this in the whole collection (total occurrences).
+    min_term_length : int, default=3
+        Drop terms shorter than this many characters.
+    max_terms : int, default=5000
+        Keep at most this many terms, ranked by ``df * log(n_docs / df)``.
+    sublinear_tf : bool, default=True
+        Use ``1 + log(tf)``; long documents otherwise dominate cosine similarities.
+
+    Attributes
+    ----------
+    vocabulary_ : ndarray of shape (n_terms,), str
+        The kept terms, in column order.
+    idf_ : ndarray of shape (n_terms,)
+    """
+
+    def __init__(
+        self,
+        min_term_count: int = 5,
+        min_term_length: int = 3,
+        max_terms: int = 5000,
+        sublinear_tf: bool = True,
+    ) -> None:
+        self.min_term_count = min_term_count
+        self.min_term_length = min_term_length
+        self.max_terms = max_terms
+        self.sublinear_tf = sublinear_tf
+
+    def fit(self, texts: Sequence[str], y: object = None) -> TextFeatures:
+        self._fit(texts)
+        return self
+
+    def fit_transform(self, texts: Sequence[str], y: object = None, **_: object) -> sp.csr_matrix:
+        counts = self._fit(texts)
+        return self._weigh(counts)
+
+    def transform(self, texts: Sequence[str]) -> sp.csr_matrix:
+        """Tf-idf rows of shape (n_docs, n_terms), L2-normalised; zero rows stay zero."""
+        if not hasattr(self, "vocabulary_"):
+            raise ValueError("TextFeatures is not fitted yet; call fit first")
+        return self._weigh(self._counter.transform(_as_texts(texts)))
+
+    def _fit(self, texts: Sequence[str]) -> sp.csr_matrix:
+        for name in ("min_term_count", "min_term_length", "max_terms"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        texts = _as_texts(texts)
+        if not texts:
+            raise ValueError("cannot build features from an empty collection")
+        pattern = _TOKEN_PATTERN.replace("{2,}", "{%d,}" % max(self.min_term_length, 1))
+        counter = CountVectorizer(lowercase=True, token_pattern=pattern, dtype=np.float32)
+        try:
+            counts = counter.fit_transform(texts).tocsc()
+        except ValueError as exc:  # sklearn: "empty vocabulary"
+            raise ValueError(
+                "no usable terms: every document is empty or holds only short or numeric tokens"
+            ) from exc
+        terms = counter.get_feature_names_out()
+        total = np.asarray(counts.sum(axis=0)).ravel()
+        df = np.diff(counts.indptr)
+        keep = np.flatnonzero(total >= self.min_term_count)
+        if keep.size == 0:
+            # Tiny collections: fall back to every term rather than to no features at all.
+            keep = np.arange(terms.size)
+        n_docs = counts.shape[0]
+        score = df[keep] * np.log((n_docs + 1) / df[keep])
+        order = np.lexsort((terms[keep], -score))[: self.max_terms]
+        keep = np.sort(keep[order])
+        self.vocabulary_ = terms[keep]
+        self._counter = CountVectorizer(
+            lowercase=True,
+            token_pattern=pattern,
+            vocabulary={t: i for i, t in enumerate(self.vocabulary_)},
+            dtype=np.float32,
+        )
+        counts = counts[:, keep].tocsr()
+        self._tfidf = TfidfTransformer(sublinear_tf=self.sublinear_tf).fit(counts)
+        self.idf_ = self._tfidf.idf_
+        return counts
+
+    def _weigh(self, counts: sp.spmatrix) -> sp.csr_matrix:
+        X = self._tfidf.transform(counts)
+        return sp.csr_matrix(X, dtype=np.float32)
+
+
+def _as_texts(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str):
+        raise ValueError("expected a sequence of document texts, got one string")
+    return ["" if t is None else str(t) for t in texts]
+
+
+def text_features(texts: Sequence[str], **params: int | bool) -> tuple[sp.csr_matrix, TextFeatures]:
+    """Fit :class:`TextFeatures` on ``texts``; return the (n_docs, n_terms) matrix and the model."""
+    model = TextFeatures(**params)  # type: ignore[arg-type]
+    return model.fit_transform(texts), model
+
+
+def has_digit(term: str) -> bool:
+    """Whether ``term`` contains a digit (such terms are never features)."""
+    return re.search(r"\d", term) is not None
+
+
+def zero_rows(X: sp.spmatrix | NDArray[np.floating]) -> NDArray[np.intp]:
+    """Indices of all-zero (or non-finite) rows: documents with no usable term."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        nnz = np.diff(X.indptr)
+        bad = nnz == 0
+        if X.nnz:
+            finite = np.isfinite(X.data)
+            if not finite.all():
+                rows = np.repeat(np.arange(X.shape[0]), nnz)
+                bad[rows[~finite]] = True
+        return np.flatnonzero(bad)
+    X = np.asarray(X)
+    return np.flatnonzero(~np.isfinite(X).all(axis=1) | ~np.any(X != 0, axis=1))
