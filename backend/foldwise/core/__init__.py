@@ -3,13 +3,28 @@
 Public names are re-exported here; implementation lives in the private ``_*.py`` modules.
 """
 
+from foldwise.core._common_ancestors import common_ancestor_matrix, cophenetic_merge_index
+from foldwise.core._f_score import FScore, hierarchical_f_score
 from foldwise.core._features import TextFeatures, text_features
+from foldwise.core._h_correlation import h_correlation, mlb_triples_per_node
+from foldwise.core._hai import hai
 from foldwise.core._hierarchy import FolderPath, Hierarchy, folder_paths_of
+from foldwise.core._rand import adjusted_rand_index, corrected_rand_index, rand_index
 
 __all__ = [
-    "TextFeatures",
-    "text_features",
+    "FScore",
     "FolderPath",
     "Hierarchy",
+    "TextFeatures",
+    "adjusted_rand_index",
+    "common_ancestor_matrix",
+    "cophenetic_merge_index",
+    "corrected_rand_index",
     "folder_paths_of",
+    "h_correlation",
+    "hai",
+    "hierarchical_f_score",
+    "mlb_triples_per_node",
+    "rand_index",
+    "text_features",
 ]
