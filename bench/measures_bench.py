@@ -12,7 +12,7 @@ import time
 import numpy as np
 from scipy.cluster.hierarchy import linkage
 
-from foldwise.core import Hierarchy, h_correlation, hai, hierarchical_f_score
+from foldwise.core import FScore, Hierarchy, h_correlation, hai, hierarchical_f_score
 
 
 def main(n: int = 5000) -> None:
@@ -43,7 +43,7 @@ def main(n: int = 5000) -> None:
     ]:
         start = time.perf_counter()
         value = run()
-        shown = f"{value:.4f}" if isinstance(value, float) else f"leaf {value.leaf:.4f}"
+        shown = f"leaf {value.leaf:.4f}" if isinstance(value, FScore) else f"{value:.4f}"
         print(f"n={n} {label}: {time.perf_counter() - start:.2f} s  ({shown})")
 
 

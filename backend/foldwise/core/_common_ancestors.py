@@ -114,7 +114,11 @@ def cophenetic_merge_index(Z: NDArray[np.floating]) -> NDArray[np.int32]:
     """
     h = Hierarchy.from_linkage(Z)
     n = h.n_items
-    # node n + k is formed by merge k (Hierarchy.from_linkage); leaves give -1 after the shift
-    steps = (common_ancestor_matrix(h) - n).astype(np.int32)
+    steps = np.empty((n, n), dtype=np.int32)
+    # row blocks keep the intp temporaries small next to the int32 result (100 MB at n = 5000)
+    for lo in range(0, n, 1024):
+        rows = np.arange(lo, min(lo + 1024, n))
+        # node n + k is formed by merge k (Hierarchy.from_linkage); leaves give -1 after the shift
+        steps[rows] = common_ancestor_matrix(h, rows) - n
     np.fill_diagonal(steps, -1)
     return steps
