@@ -24,6 +24,7 @@ def _register() -> None:
     from foldwise.bench.cli import register as register_bench
 
     register_bench(app)
+    from foldwise.service.cli import register as register_service; register_service(app)  # noqa: E702, I001
 
 
 _register()

@@ -1,0 +1,86 @@
+"""The FastAPI application."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from foldwise.service import db
+from foldwise.service.config import Settings, SettingsDep, settings
+from foldwise.service.documents.routes import router as documents_router
+from foldwise.service.errors import ServiceError
+from foldwise.service.folders.routes import router as folders_router
+from foldwise.service.imports.routes import router as imports_router
+from foldwise.service.limits import BodySizeLimit
+from foldwise.service.search.routes import router as search_router
+from foldwise.service.users.routes import auth_router
+from foldwise.service.users.routes import router as users_router
+
+
+async def _service_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ServiceError)
+    return JSONResponse({"detail": exc.message}, status_code=exc.status_code)
+
+
+async def _integrity_error(_request: Request, _exc: Exception) -> JSONResponse:
+    # Reached only when a concurrent request stored the same thing first (the service checks
+    # before writing); the transaction was rolled back, so retrying is safe.
+    return JSONResponse(
+        {"detail": "conflicts with a concurrent change; nothing was stored, retry"},
+        status_code=409,
+    )
+
+
+def create_app(cfg: Settings | None = None) -> FastAPI:
+    """Build the app. ``cfg`` other than the global settings gets its own engine."""
+    cfg = cfg or settings
+    if cfg is settings:
+        engine, factory = db.engine, db.SessionLocal
+    else:
+        engine = db.make_engine(cfg.sqlalchemy_url)
+        factory = db.make_sessionmaker(engine, cfg)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if engine is not db.engine:
+            engine.dispose()
+
+    app = FastAPI(
+        title="Foldwise",
+        version="0.1.0",
+        summary="Keeps your documents in a folder hierarchy that learns from you.",
+        lifespan=lifespan,
+    )
+    app.state.settings = cfg
+    app.state.engine = engine
+    app.state.session_factory = factory
+    app.add_middleware(BodySizeLimit, max_bytes=cfg.max_archive_bytes + cfg.max_batch_bytes)
+    app.add_exception_handler(ServiceError, _service_error)
+    app.add_exception_handler(IntegrityError, _integrity_error)
+    for router in (
+        auth_router,
+        users_router,
+        documents_router,
+        folders_router,
+        imports_router,
+        search_router,
+    ):
+        app.include_router(router)
+
+    @app.get("/healthz", tags=["health"], responses={503: {"description": "database down"}})
+    def healthz(request: Request, cfg: SettingsDep) -> JSONResponse:
+        """Liveness and database reachability (for container health checks)."""
+        try:
+            with request.app.state.engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+        except OperationalError:
+            return JSONResponse({"status": "error", "database": "unreachable"}, status_code=503)
+        return JSONResponse({"status": "ok", "database": "ok"})
+
+    return app

@@ -1,0 +1,187 @@
+"""``foldwise serve | worker | import | users | db``: the service's command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def _echo_err(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the service commands to the main ``foldwise`` app."""
+    users = typer.Typer(help="Manage accounts and API tokens.", no_args_is_help=True)
+    database = typer.Typer(help="Migrate the database (Alembic).", no_args_is_help=True)
+    app.add_typer(users, name="users")
+    app.add_typer(database, name="db")
+
+    @app.command()
+    def serve(
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        worker: Annotated[bool, typer.Option(help="run an embedded queue worker")] = True,
+        worker_threads: int = 1,
+        migrate: Annotated[bool, typer.Option(help="upgrade the database first")] = True,
+    ) -> None:
+        """Serve the API (and an embedded worker), on SQLite in ./data by default."""
+        import uvicorn
+
+        from foldwise.service import migrate as migrations
+        from foldwise.service.app import create_app
+        from foldwise.service.config import settings
+        from foldwise.service.queue import EmbeddedWorker, huey, load_task_modules
+
+        if migrate:
+            migrations.upgrade()
+        embedded = None
+        if worker:
+            load_task_modules(settings)
+            embedded = EmbeddedWorker(huey, workers=worker_threads)
+            embedded.start()
+        try:
+            uvicorn.run(create_app(), host=host, port=port)
+        finally:
+            if embedded is not None:
+                embedded.stop()
+
+    @app.command("worker")
+    def worker_command(threads: int = 1) -> None:
+        """Run a queue worker (the same SQLite queue as ``serve``, or Redis if configured)."""
+        from foldwise.service.config import settings
+        from foldwise.service.queue import huey, load_task_modules, run_worker
+
+        loaded = load_task_modules(settings)
+        _echo_err(f"worker on {'redis' if settings.redis_url else 'sqlite'}; tasks from {loaded}")
+        run_worker(huey, workers=threads)
+
+    @app.command("import")
+    def import_command(
+        path: Annotated[Path, typer.Argument(help="a directory tree or a .zip file")],
+        user: Annotated[str, typer.Option("--user", "-u", help="the owner")],
+        parent_id: Annotated[int | None, typer.Option(help="folder to import under")] = None,
+    ) -> None:
+        """Import a folder tree: its folders and documents become USER's filed hierarchy."""
+        from foldwise.service.db import SessionLocal
+        from foldwise.service.errors import ServiceError
+        from foldwise.service.imports import archive, service
+        from foldwise.service.users.service import get_by_name
+
+        with SessionLocal() as session:
+            owner = get_by_name(session=session, name=user)
+            if owner is None:
+                _echo_err(f"no user {user!r}; create one with: foldwise users create {user}")
+                raise typer.Exit(1)
+            cfg = session.info["settings"]
+            try:
+                if path.is_file() and path.suffix.lower() == ".zip":
+                    listing = archive.read_zip(path.read_bytes(), cfg)
+                else:
+                    listing = archive.read_directory(path, cfg)
+                report = service.import_listing(
+                    session=session, user=owner, listing=listing, parent_id=parent_id
+                )
+            except ServiceError as exc:
+                session.rollback()
+                _echo_err(f"import refused, nothing written: {exc.message}")
+                raise typer.Exit(1) from exc
+            session.commit()
+        typer.echo(report.model_dump_json(indent=2))
+
+    @users.command("create")
+    def users_create(
+        name: str,
+        password: Annotated[
+            str | None,
+            typer.Option(envvar="FOLDWISE_USER_PASSWORD", help="for browser login"),
+        ] = None,
+    ) -> None:
+        """Create user NAME and print a new API token (the only time it is shown)."""
+        from foldwise.service.db import SessionLocal
+        from foldwise.service.errors import ServiceError
+        from foldwise.service.users import service
+
+        with SessionLocal() as session:
+            try:
+                user = service.create_user(session=session, name=name, password=password)
+            except ServiceError as exc:
+                _echo_err(exc.message)
+                raise typer.Exit(1) from exc
+            _, secret = service.create_token(session=session, user=user, label="cli")
+            session.commit()
+        _echo_err(f"created user {name!r}; API token:")
+        typer.echo(secret)
+
+    @users.command("token")
+    def users_token(name: str, label: str = "cli") -> None:
+        """Print a new API token for existing user NAME."""
+        from foldwise.service.db import SessionLocal
+        from foldwise.service.users import service
+
+        with SessionLocal() as session:
+            user = service.get_by_name(session=session, name=name)
+            if user is None:
+                _echo_err(f"no user {name!r}")
+                raise typer.Exit(1)
+            _, secret = service.create_token(session=session, user=user, label=label)
+            session.commit()
+        typer.echo(secret)
+
+    @users.command("list")
+    def users_list() -> None:
+        """List users with their number of live tokens."""
+        from foldwise.service.db import SessionLocal
+        from foldwise.service.users import service
+
+        with SessionLocal() as session:
+            for user in service.list_users(session=session):
+                live = sum(
+                    1 for t in service.list_tokens(session=session, user=user) if not t.revoked_at
+                )
+                typer.echo(
+                    f"{user.id}\t{user.name}\t{live} live token(s)\t{user.created_at:%Y-%m-%d}"
+                )
+
+    @users.command("revoke")
+    def users_revoke(
+        name: str,
+        token_id: Annotated[int | None, typer.Option(help="only this token")] = None,
+    ) -> None:
+        """Revoke NAME's API tokens (all of them, or one with --token-id)."""
+        from foldwise.service.db import SessionLocal
+        from foldwise.service.errors import ServiceError
+        from foldwise.service.users import service
+
+        with SessionLocal() as session:
+            user = service.get_by_name(session=session, name=name)
+            if user is None:
+                _echo_err(f"no user {name!r}")
+                raise typer.Exit(1)
+            try:
+                if token_id is None:
+                    count = service.revoke_all_tokens(session=session, user=user)
+                else:
+                    service.revoke_token(session=session, user=user, token_id=token_id)
+                    count = 1
+            except ServiceError as exc:
+                _echo_err(exc.message)
+                raise typer.Exit(1) from exc
+            session.commit()
+        typer.echo(f"revoked {count} token(s) of {name!r}")
+
+    @database.command("upgrade")
+    def db_upgrade(revision: str = "head") -> None:
+        """Upgrade the database to REVISION (default: the newest)."""
+        from foldwise.service import migrate
+
+        migrate.upgrade(revision=revision)
+
+    @database.command("downgrade")
+    def db_downgrade(revision: str = "-1") -> None:
+        """Downgrade the database to REVISION (default: one step; 'base' empties it)."""
+        from foldwise.service import migrate
+
+        migrate.downgrade(revision=revision)

@@ -1,0 +1,90 @@
+"""Service settings: one ``Settings`` from ``FOLDWISE_*`` environment variables and ``.env``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from fastapi import Depends, Request
+from pydantic import Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_DEV_SECRET = "dev-insecure-change-me"
+
+MiB = 1024 * 1024
+
+
+class Settings(BaseSettings):
+    """Configuration of the service, the worker and the CLI.
+
+    Every field can be set as ``FOLDWISE_<NAME>`` (e.g. ``FOLDWISE_DATABASE_URL``) or in a
+    ``.env`` file in the working directory.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="FOLDWISE_", env_file=".env", extra="ignore")
+
+    environment: Literal["development", "test", "production"] = "development"
+    data_dir: Path = Path("./data")
+    #: Empty means the embedded default: ``sqlite:///<data_dir>/foldwise.sqlite3``.
+    database_url: str = ""
+    #: Empty means the embedded queue (SqliteHuey in the data directory).
+    redis_url: str = ""
+    huey_name: str = "foldwise"
+    #: Modules the worker imports so that their ``@huey.task()`` functions are registered.
+    task_modules: list[str] = Field(default_factory=lambda: ["foldwise.service.tasks"])
+    secret_key: str = _DEV_SECRET
+    session_cookie: str = "foldwise_session"
+    csrf_cookie: str = "foldwise_csrf"
+    session_max_age_seconds: int = 14 * 24 * 3600
+    #: Set the ``Secure`` flag on cookies (HTTPS deployments).
+    cookie_secure: bool = False
+
+    # Ingestion limits (bytes unless named otherwise).
+    max_document_bytes: int = Field(default=20 * MiB, gt=0)
+    max_text_chars: int = Field(default=5_000_000, gt=0)
+    max_batch_documents: int = Field(default=500, gt=0)
+    max_batch_bytes: int = Field(default=100 * MiB, gt=0)
+    max_title_chars: int = Field(default=500, gt=0)
+    # Import limits: an archive over any of them is rejected before anything is written.
+    max_archive_bytes: int = Field(default=200 * MiB, gt=0)
+    max_archive_entries: int = Field(default=20_000, gt=0)
+    max_archive_unpacked_bytes: int = Field(default=1024 * MiB, gt=0)
+    #: Per-entry compression ratio above which an entry counts as a zip bomb.
+    max_compression_ratio: float = Field(default=200.0, gt=1)
+    max_folder_depth: int = Field(default=32, gt=0)
+    max_page_size: int = Field(default=500, gt=0)
+
+    @model_validator(mode="after")
+    def _fail_fast_on_unsafe_values(self) -> Settings:
+        # Outside development a guessable secret would let anyone forge session cookies.
+        if self.environment == "production" and (
+            self.secret_key == _DEV_SECRET or len(self.secret_key) < 32
+        ):
+            raise ValueError(
+                "FOLDWISE_SECRET_KEY must be set to a random string of at least 32 characters "
+                "in production"
+            )
+        return self
+
+    @property
+    def sqlalchemy_url(self) -> str:
+        """The database URL in use: the configured one, or SQLite in the data directory."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'foldwise.sqlite3').as_posix()}"
+
+    @property
+    def blob_dir(self) -> Path:
+        """Where original files are kept, one file per content hash."""
+        return self.data_dir / "blobs"
+
+
+settings = Settings()
+
+
+def get_settings(request: Request) -> Settings:
+    """The settings of the running app (tests run apps with their own settings)."""
+    return getattr(request.app.state, "settings", settings)
+
+
+SettingsDep = Annotated[Settings, Depends(get_settings)]

@@ -1,0 +1,114 @@
+"""Database engine, sessions and the ``SessionDep`` dependency.
+
+SQLite (a file in the data directory) is the embedded default; PostgreSQL is used when
+``FOLDWISE_DATABASE_URL`` is given. A session carries the ``Settings`` it was made for in
+``session.info["settings"]`` so that service functions find the blob store and the limits
+of the database they write to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+from sqlalchemy import DateTime, Dialect, Engine, MetaData, TypeDecorator, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
+
+from foldwise.service.config import Settings, settings
+
+# Stable constraint names keep Alembic autogenerate and SQLite batch mode predictable.
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """An aware UTC timestamp on every database.
+
+    SQLite stores no time zone and hands back naive values; they were written as UTC, so
+    they are read back as UTC, and the API shows the same instant either way.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and value.tzinfo is not None:
+            value = value.astimezone(UTC)
+        return value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is not None and value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value
+
+
+class Base(DeclarativeBase):
+    """Declarative base of every service table."""
+
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map = {datetime: UTCDateTime()}  # noqa: RUF012
+
+
+def utcnow() -> datetime:
+    """Aware UTC now, the one clock of every timestamp column."""
+    return datetime.now(UTC)
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    # Foreign keys are off by default in SQLite; WAL lets the worker read while the API writes.
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+def make_engine(url: str) -> Engine:
+    """Create an engine for ``url``; for SQLite, create the file's directory first."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def make_sessionmaker(engine: Engine, cfg: Settings) -> sessionmaker[Session]:
+    """A session factory whose sessions know ``cfg`` (see module docstring)."""
+    return sessionmaker(bind=engine, expire_on_commit=False, info={"settings": cfg})
+
+
+def settings_of(session: Session) -> Settings:
+    """The settings a session was made for (the global ones for foreign sessions)."""
+    cfg = session.info.get("settings")
+    return cfg if isinstance(cfg, Settings) else settings
+
+
+engine = make_engine(settings.sqlalchemy_url)
+SessionLocal = make_sessionmaker(engine, settings)
+
+
+def get_db(request: Request) -> Iterator[Session]:
+    """Yield a session for one request; roll back whatever the request did not commit."""
+    factory: sessionmaker[Session] = getattr(request.app.state, "session_factory", SessionLocal)
+    with factory() as session:
+        try:
+            yield session
+        except Exception:
+            session.rollback()
+            raise
+
+
+SessionDep = Annotated[Session, Depends(get_db)]

@@ -1,0 +1,173 @@
+"""Text extraction from txt, md, html, pdf, docx and eml with well-kept libraries.
+
+Every failure is a client error: ``UnsupportedTypeError`` (415) for file types Foldwise does
+not read,
+``InvalidInputError`` (422) for corrupt, encrypted or empty files.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import io
+import logging
+import re
+import zipfile
+from dataclasses import dataclass
+from email.message import EmailMessage
+from pathlib import PurePosixPath
+
+from bs4 import BeautifulSoup
+
+from foldwise.service.errors import InvalidInputError, UnsupportedTypeError
+
+MEDIA_TYPES = {
+    ".txt": "text/plain",
+    ".text": "text/plain",
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".pdf": "application/pdf",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".eml": "message/rfc822",
+}
+_BY_MEDIA_TYPE = {v: k for k, v in reversed(MEDIA_TYPES.items())}
+SUPPORTED = ", ".join(sorted(MEDIA_TYPES))
+# A docx is a zip; refuse ones that would inflate beyond this (docx bombs).
+_DOCX_MAX_UNPACKED = 200 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """What extraction found: the text, a title if the file names one, the media type."""
+
+    text: str
+    title: str | None
+    media_type: str
+
+
+def suffix_for(filename: str, media_type: str | None = None) -> str:
+    """The supported suffix of ``filename`` (or ``media_type``); else ``UnsupportedTypeError``."""
+    suffix = PurePosixPath(filename).suffix.lower()
+    if suffix in MEDIA_TYPES:
+        return suffix
+    base_type = (media_type or "").split(";")[0].strip().lower()
+    if not suffix and base_type in _BY_MEDIA_TYPE:
+        return _BY_MEDIA_TYPE[base_type]
+    raise UnsupportedTypeError(f"unsupported file type {filename!r}; supported: {SUPPORTED}")
+
+
+def is_supported(filename: str) -> bool:
+    """Whether Foldwise reads files named like ``filename``."""
+    return PurePosixPath(filename).suffix.lower() in MEDIA_TYPES
+
+
+def _decode_text(data: bytes, filename: str) -> str:
+    if b"\x00" in data[:8192]:
+        raise InvalidInputError(f"{filename!r} looks binary, not text")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        # Old text files are often Windows-1252; cp1252 rejects a few bytes, so a file that
+        # is neither is reported rather than silently garbled.
+        try:
+            return data.decode("cp1252")
+        except UnicodeDecodeError as exc:
+            raise InvalidInputError(f"{filename!r} is neither UTF-8 nor Windows-1252 text") from exc
+
+
+def _html(data: bytes, filename: str) -> tuple[str, str | None]:
+    soup = BeautifulSoup(data, "html.parser")
+    title = soup.title.get_text(" ", strip=True) if soup.title else None
+    for tag in soup(["script", "style", "noscript", "template"]):
+        tag.decompose()
+    if soup.title:
+        soup.title.decompose()
+    return soup.get_text("\n", strip=True), title or None
+
+
+def _pdf(data: bytes, filename: str) -> tuple[str, str | None]:
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    # pypdf logs warnings for every quirk of real-world files; they are not our errors.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+    try:
+        reader = PdfReader(io.BytesIO(data), strict=False)
+        if reader.is_encrypted:
+            raise InvalidInputError(f"{filename!r} is an encrypted PDF")
+        text = "\n".join(page.extract_text() or "" for page in reader.pages)
+        title = reader.metadata.title if reader.metadata else None
+    except InvalidInputError:
+        raise
+    except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
+        raise InvalidInputError(f"{filename!r} is not a readable PDF: {exc}") from exc
+    return text, title if isinstance(title, str) else None
+
+
+def _docx(data: bytes, filename: str) -> tuple[str, str | None]:
+    import docx
+
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            if sum(i.file_size for i in archive.infolist()) > _DOCX_MAX_UNPACKED:
+                raise InvalidInputError(
+                    f"{filename!r} unpacks to more than {_DOCX_MAX_UNPACKED} bytes"
+                )
+        document = docx.Document(io.BytesIO(data))
+    except InvalidInputError:
+        raise
+    except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
+        raise InvalidInputError(f"{filename!r} is not a readable .docx file: {exc}") from exc
+    except Exception as exc:  # python-docx raises its own PackageNotFoundError and lxml errors
+        raise InvalidInputError(f"{filename!r} is not a readable .docx file: {exc}") from exc
+    parts = [p.text for p in document.paragraphs]
+    for table in document.tables:
+        for row in table.rows:
+            parts.append("\t".join(cell.text for cell in row.cells))
+    return "\n".join(parts), document.core_properties.title or None
+
+
+def _eml(data: bytes, filename: str) -> tuple[str, str | None]:
+    message = email.message_from_bytes(data, policy=email.policy.default)
+    if not isinstance(message, EmailMessage) or not (message.keys() or message.get_payload()):
+        raise InvalidInputError(f"{filename!r} is not an e-mail message")
+    body = message.get_body(preferencelist=("plain", "html"))
+    text = ""
+    if body is not None:
+        try:
+            content = body.get_content()
+        except (LookupError, ValueError) as exc:
+            raise InvalidInputError(f"{filename!r}: cannot decode the message body: {exc}") from exc
+        if body.get_content_type() == "text/html":
+            content = BeautifulSoup(content, "html.parser").get_text("\n", strip=True)
+        text = content
+    header = "\n".join(
+        f"{k}: {message[k]}" for k in ("From", "To", "Date", "Subject") if message[k]
+    )
+    subject = str(message["Subject"]) if message["Subject"] else None
+    return (f"{header}\n\n{text}" if text.strip() else ""), subject
+
+
+def extract(data: bytes, filename: str, media_type: str | None = None) -> Extracted:
+    """Extract text and title from the bytes of a file called ``filename``."""
+    suffix = suffix_for(filename, media_type)
+    if not data:
+        raise InvalidInputError(f"{filename!r} is empty")
+    title: str | None = None
+    if suffix in (".txt", ".text", ".md", ".markdown"):
+        text = _decode_text(data, filename)
+    elif suffix in (".html", ".htm"):
+        text, title = _html(data, filename)
+    elif suffix == ".pdf":
+        text, title = _pdf(data, filename)
+    elif suffix == ".docx":
+        text, title = _docx(data, filename)
+    else:
+        text, title = _eml(data, filename)
+    text = text.replace("\x00", "")  # PostgreSQL text cannot hold NUL
+    if not text.strip():
+        raise InvalidInputError(f"no text could be extracted from {filename!r}")
+    title = re.sub(r"\s+", " ", title).strip() if title else None
+    return Extracted(text=text, title=title or None, media_type=MEDIA_TYPES[suffix])

@@ -1,0 +1,83 @@
+"""Request and response bodies of the documents domain."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class DocumentCreate(BaseModel):
+    """A document posted as JSON text. Without a title one is taken from the text."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1)
+    title: str | None = Field(default=None, max_length=500)
+    filename: str | None = Field(default=None, max_length=255)
+    folder_id: int | None = None
+
+
+class DocumentBatchCreate(BaseModel):
+    """Several JSON documents, stored all together or not at all."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    documents: list[DocumentCreate] = Field(min_length=1)
+    folder_id: int | None = Field(default=None, description="default folder for the batch")
+
+
+class DocumentUpdate(BaseModel):
+    """Retitle and/or file. ``"folder_id": null`` unfiles; leaving it out keeps the folder."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str | None = Field(default=None, min_length=1, max_length=500)
+    folder_id: int | None = None
+
+
+class DocumentSummary(BaseModel):
+    """A document without its text."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    id: int
+    title: str
+    filename: str
+    media_type: str
+    size: int
+    content_hash: str
+    folder_id: int | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class DocumentRead(DocumentSummary):
+    """A document with its extracted text and folder path (``None``: unfiled)."""
+
+    text: str
+    folder_path: str | None = None
+
+
+class IngestResult(BaseModel):
+    """One stored document; ``duplicate`` means the same content was there already."""
+
+    document: DocumentSummary
+    duplicate: bool
+
+
+class BatchResult(BaseModel):
+    """The outcome of a batch, in the order of the request."""
+
+    results: list[IngestResult]
+    created: int
+    duplicates: int
+
+
+class DocumentPage(BaseModel):
+    """One page of a listing."""
+
+    items: list[DocumentSummary]
+    total: int
+    offset: int
+    limit: int

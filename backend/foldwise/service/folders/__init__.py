@@ -1,0 +1,1 @@
+"""Folders domain."""

@@ -1,0 +1,139 @@
+"""Folder endpoints: the tree, create, rename/move, delete, and a folder's documents."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, status
+
+from foldwise.service.config import SettingsDep
+from foldwise.service.db import SessionDep
+from foldwise.service.documents import service as documents
+from foldwise.service.documents.schemas import DocumentPage, DocumentSummary
+from foldwise.service.folders import service
+from foldwise.service.folders.models import Folder
+from foldwise.service.folders.schemas import (
+    FolderCreate,
+    FolderDeleted,
+    FolderRead,
+    FolderUpdate,
+    Tree,
+)
+from foldwise.service.users.auth import CurrentUser
+
+router = APIRouter(prefix="/api/folders", tags=["folders"])
+
+_ERRORS = {
+    404: {"description": "unknown folder (or another user's)"},
+    409: {"description": "name taken, cycle, or folder not empty"},
+    422: {"description": "invalid name or too deep"},
+}
+
+
+def _read(session: SessionDep, folder: Folder) -> FolderRead:
+    return FolderRead(
+        id=folder.id,
+        name=folder.name,
+        parent_id=folder.parent_id,
+        path=service.folder_path(session=session, folder=folder),
+        created_at=folder.created_at,
+        updated_at=folder.updated_at,
+    )
+
+
+@router.get("/tree", response_model=Tree)
+def get_tree(user: CurrentUser, session: SessionDep, include_documents: bool = False) -> Tree:
+    """The caller's whole hierarchy, with document counts (and documents on request)."""
+    return service.build_tree(session=session, user=user, include_documents=include_documents)
+
+
+@router.get("", response_model=list[FolderRead])
+def list_folders(user: CurrentUser, session: SessionDep) -> list[FolderRead]:
+    """Every folder of the caller, flat, by path."""
+    paths = service.folder_paths(session=session, user=user)
+    rows = service.list_folders(session=session, user=user)
+    out = [
+        FolderRead(
+            id=f.id,
+            name=f.name,
+            parent_id=f.parent_id,
+            path=paths[f.id],
+            created_at=f.created_at,
+            updated_at=f.updated_at,
+        )
+        for f in rows
+    ]
+    return sorted(out, key=lambda f: f.path)
+
+
+@router.post("", response_model=FolderRead, status_code=status.HTTP_201_CREATED, responses=_ERRORS)
+def create_folder(body: FolderCreate, user: CurrentUser, session: SessionDep) -> FolderRead:
+    """Create a folder (top level without ``parent_id``)."""
+    folder = service.create_folder(
+        session=session, user=user, name=body.name, parent_id=body.parent_id
+    )
+    session.commit()
+    return _read(session, folder)
+
+
+@router.get("/{folder_id}", response_model=FolderRead, responses={404: _ERRORS[404]})
+def get_folder(folder_id: int, user: CurrentUser, session: SessionDep) -> FolderRead:
+    """One folder with its path."""
+    return _read(session, service.get_folder(session=session, user=user, folder_id=folder_id))
+
+
+@router.patch("/{folder_id}", response_model=FolderRead, responses=_ERRORS)
+def update_folder(
+    folder_id: int, body: FolderUpdate, user: CurrentUser, session: SessionDep
+) -> FolderRead:
+    """Rename and/or move (``"parent_id": null`` moves to the top level; cycles are refused)."""
+    folder = service.update_folder(
+        session=session,
+        user=user,
+        folder_id=folder_id,
+        name=body.name,
+        move="parent_id" in body.model_fields_set,
+        parent_id=body.parent_id,
+    )
+    session.commit()
+    return _read(session, folder)
+
+
+@router.delete("/{folder_id}", response_model=FolderDeleted, responses=_ERRORS)
+def delete_folder(
+    folder_id: int, user: CurrentUser, session: SessionDep, recursive: bool = False
+) -> FolderDeleted:
+    """Delete a folder; its documents become unfiled, never deleted.
+
+    A folder with subfolders needs ``recursive=true`` (the whole subtree goes).
+    """
+    folders, unfiled = service.delete_folder(
+        session=session, user=user, folder_id=folder_id, recursive=recursive
+    )
+    session.commit()
+    return FolderDeleted(folders_deleted=folders, documents_unfiled=unfiled)
+
+
+@router.get("/{folder_id}/documents", response_model=DocumentPage, responses={404: _ERRORS[404]})
+def folder_documents(
+    folder_id: int,
+    user: CurrentUser,
+    session: SessionDep,
+    cfg: SettingsDep,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> DocumentPage:
+    """A page of the documents directly in a folder, by title."""
+    items, total = documents.list_documents(
+        session=session,
+        user=user,
+        folder_id=folder_id,
+        offset=offset,
+        limit=min(limit, cfg.max_page_size),
+    )
+    return DocumentPage(
+        items=[DocumentSummary.model_validate(d) for d in items],
+        total=total,
+        offset=offset,
+        limit=limit,
+    )

@@ -1,0 +1,78 @@
+"""Turn a folder tree (zip or directory) into the user's filed hierarchy, all or nothing."""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from foldwise.service.db import settings_of
+from foldwise.service.documents import service as documents
+from foldwise.service.errors import InvalidInputError, ServiceError
+from foldwise.service.folders import service as folders
+from foldwise.service.imports.archive import Listing, as_posix
+from foldwise.service.imports.schemas import ImportReport
+from foldwise.service.users.models import User
+
+
+def import_listing(
+    *, session: Session, user: User, listing: Listing, parent_id: int | None = None
+) -> ImportReport:
+    """Create the listing's folders under ``parent_id`` and file its documents in them.
+
+    Folders that exist already (same name, same parent) are reused, so importing twice adds
+    nothing new. Files directly in the archive's root go into ``parent_id`` (unfiled when
+    ``None``). Every document is extracted before anything is written; the caller commits.
+    """
+    cfg = settings_of(session)
+    parent = (
+        None
+        if parent_id is None
+        else folders.get_folder(session=session, user=user, folder_id=parent_id)
+    )
+    base_depth = 0 if parent is None else len(folders.ancestors(session=session, folder=parent))
+    prepared = []
+    for entry in listing.entries:
+        where = as_posix((*entry.folders, entry.filename))
+        if base_depth + len(entry.folders) > cfg.max_folder_depth:
+            raise InvalidInputError(
+                f"{where}: folders may be nested at most {cfg.max_folder_depth} deep"
+            )
+        try:
+            for name in entry.folders:
+                folders.clean_name(name)
+            doc = documents.prepare(session=session, data=entry.data, filename=entry.filename)
+        except ServiceError as exc:
+            exc.message = f"{where}: {exc.message}"
+            raise
+        prepared.append((entry.folders, doc))
+
+    ids: dict[tuple[str, ...], int | None] = {(): parent_id}
+    created = reused = new_docs = duplicates = 0
+    for path, doc in prepared:
+        for depth in range(1, len(path) + 1):
+            key = path[:depth]
+            if key in ids:
+                continue
+            name = folders.clean_name(key[-1])
+            found = folders.find_child(
+                session=session, user=user, parent_id=ids[key[:-1]], name=name
+            )
+            if found is None:
+                found = folders.create_folder(
+                    session=session, user=user, name=name, parent_id=ids[key[:-1]]
+                )
+                created += 1
+            else:
+                reused += 1
+            ids[key] = found.id
+        _, duplicate = documents.store(
+            session=session, user=user, prepared=doc, folder_id=ids[path]
+        )
+        duplicates += duplicate
+        new_docs += not duplicate
+    return ImportReport(
+        folders_created=created,
+        folders_reused=reused,
+        documents_created=new_docs,
+        duplicates=duplicates,
+        skipped=listing.skipped,
+    )

@@ -1,0 +1,81 @@
+"""Alembic environment: the URL comes from the service settings, never from alembic.ini.
+
+A caller may pass a URL (``config.attributes["url"]``) or an open connection
+(``config.attributes["connection"]``), which is how ``foldwise db`` and the tests target a
+particular database.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from alembic import context
+from sqlalchemy import Connection
+
+from foldwise.service import models
+from foldwise.service.config import settings
+from foldwise.service.db import make_engine
+
+config = context.config
+target_metadata = models.Base.metadata
+
+# Objects that the migrations create by hand and autogenerate must not try to drop:
+# SQLite's FTS5 table and its shadow tables, PostgreSQL's GIN index (ix_documents_fts).
+_HAND_MADE_PREFIXES = ("documents_fts", "ix_documents_fts")
+
+
+def include_object(
+    obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any
+) -> bool:
+    """Keep hand-made full-text objects out of autogenerate."""
+    hand_made = name is not None and name.startswith(_HAND_MADE_PREFIXES)
+    return not (type_ in ("table", "index") and hand_made)
+
+
+def _configure(connection: Connection) -> None:
+    context.configure(
+        connection=connection,
+        target_metadata=target_metadata,
+        compare_type=True,
+        # SQLite cannot ALTER most things; batch mode rebuilds the table instead.
+        render_as_batch=connection.dialect.name == "sqlite",
+        include_object=include_object,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_offline() -> None:
+    """Emit SQL to stdout instead of running it."""
+    url = config.attributes.get("url") or settings.sqlalchemy_url
+    context.configure(
+        url=url,
+        target_metadata=target_metadata,
+        literal_binds=True,
+        compare_type=True,
+        render_as_batch=url.startswith("sqlite"),
+        include_object=include_object,
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    """Run the migrations on a live connection."""
+    connection = config.attributes.get("connection")
+    if connection is not None:
+        _configure(connection)
+        return
+    engine = make_engine(config.attributes.get("url") or settings.sqlalchemy_url)
+    try:
+        with engine.connect() as connection:
+            _configure(connection)
+            connection.commit()
+    finally:
+        engine.dispose()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()
