@@ -258,16 +258,22 @@ class FolderConstraints:
         fa, fb = fa[fa >= 0], fb[fb >= 0]
         if fa.size == 0 or fb.size == 0:
             return 0
-        la, lb = self._lca_all(fa), self._lca_all(fb)
-        top = self._lca(la, lb)
+        return self.summary_violations(fa.size, self._lca_all(fa), fb.size, self._lca_all(fb))
+
+    def summary_violations(self, n_a: int, lca_a: int, n_b: int, lca_b: int) -> int:
+        """:meth:`merge_violations` from each side's labeled count and lowest common folder."""
+        if n_a == 0 or n_b == 0:
+            return 0
+        top = self.lca(lca_a, lca_b)
         count = 0
-        for own, other, lca in ((fa, fb, la), (fb, fa, lb)):
+        for own, other, lca in ((n_a, n_b, lca_a), (n_b, n_a, lca_b)):
             if lca != top:
                 child = self._child_toward(top, lca)
-                count += own.size * other.size * (int(self.folder_total[child]) - own.size)
+                count += own * other * (int(self.folder_total[child]) - own)
         return count
 
-    def _lca(self, a: int, b: int) -> int:
+    def lca(self, a: int, b: int) -> int:
+        """Lowest common folder of folder nodes ``a`` and ``b``."""
         depth, parent = self.folder_depth, self.folder_parent
         while depth[a] > depth[b]:
             a = int(parent[a])
@@ -280,7 +286,7 @@ class FolderConstraints:
     def _lca_all(self, folders: NDArray[np.int32]) -> int:
         top = int(folders[0])
         for f in np.unique(folders):
-            top = self._lca(top, int(f))
+            top = self.lca(top, int(f))
         return top
 
     def _child_toward(self, top: int, node: int) -> int:

@@ -80,7 +80,7 @@ class TextFeatures(TransformerMixin, BaseEstimator):
         texts = _as_texts(texts)
         if not texts:
             raise ValueError("cannot build features from an empty collection")
-        pattern = _TOKEN_PATTERN.replace("{2,}", "{%d,}" % max(self.min_term_length, 1))
+        pattern = _TOKEN_PATTERN.replace("{2,}", f"{{{max(self.min_term_length, 1)},}}")
         counter = CountVectorizer(lowercase=True, token_pattern=pattern, dtype=np.float32)
         try:
             counts = counter.fit_transform(texts).tocsc()

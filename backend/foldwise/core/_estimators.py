@@ -1,0 +1,141 @@
+"""scikit-learn-style estimators over the functional builders.
+
+``__init__`` only stores parameters; ``fit(X, y=None, triples=None)`` validates and returns
+``self``. ``y`` is one folder path (tuple of folder names) per document, ``None`` for new
+documents; ``triples`` are explicit MLB triples over document indices. Fitted attributes:
+``linkage_`` (n-1, 4), ``children_`` (n-1, 2), ``distances_`` (n-1,), ``n_leaves_``, and
+``weights_`` (n_terms,) for the weight-learning methods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+from sklearn.base import BaseEstimator, ClusterMixin
+
+from foldwise.core._bihac import bihac
+from foldwise.core._constraints import Constraints
+from foldwise.core._hierarchy import FolderPath
+from foldwise.core._ihac import cosine_distances, ihac_from_distances
+
+Labels = Sequence[FolderPath | None] | None
+Triples = Iterable[Iterable[int]] | None
+
+
+class _Dendrogram(ClusterMixin, BaseEstimator):
+    def _store(self, Z: NDArray[np.float64], violated: NDArray[np.int64] | None = None) -> None:
+        self.linkage_ = Z
+        self.children_ = Z[:, :2].astype(np.intp)
+        self.distances_ = Z[:, 2].copy()
+        self.n_leaves_ = Z.shape[0] + 1
+        self.violations_ = (
+            np.zeros(Z.shape[0], dtype=np.int64) if violated is None else violated
+        )
+
+
+def _validate_docs(X: sp.spmatrix | NDArray[np.floating]) -> sp.spmatrix | NDArray[np.floating]:
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (n_docs, n_terms), got shape {X.shape}")
+    if X.shape[0] < 2:
+        raise ValueError(f"need at least 2 documents to cluster, got {X.shape[0]}")
+    data = X.data if sp.issparse(X) else np.asarray(X)
+    if not np.isfinite(data).all():
+        raise ValueError("X holds NaN or infinite values")
+    return X
+
+
+class HAC(_Dendrogram):
+    """Average-linkage HAC on cosine distances (the papers' baseline; ignores ``y``)."""
+
+    def fit(self, X: sp.spmatrix | NDArray[np.floating], y: Labels = None,
+            triples: Triples = None) -> HAC:
+        X = _validate_docs(X)
+        self._store(*ihac_from_distances(cosine_distances(X)))
+        return self
+
+
+class IHAC(_Dendrogram):
+    """iHAC (001 sec. 4): HAC that never makes a merge the MLB constraints forbid.
+
+    Parameters
+    ----------
+    progress : callable, optional
+        ``progress(merges_done, merges_total)``, called from the fitting thread.
+    """
+
+    def __init__(self, progress: Callable[[int, int], None] | None = None) -> None:
+        self.progress = progress
+
+    def fit(self, X: sp.spmatrix | NDArray[np.floating], y: Labels = None,
+            triples: Triples = None) -> IHAC:
+        X = _validate_docs(X)
+        constraints = Constraints.build(X.shape[0], y, triples)
+        self._store(*ihac_from_distances(cosine_distances(X), constraints, self.progress))
+        return self
+
+
+class BiHAC(_Dendrogram):
+    """biHAC (000 sec. 4, Fig. 5): term weights learned from constraint violations.
+
+    Parameters
+    ----------
+    eta : float, default=5.0
+        Learning rate (000 eq. 6).
+    r_max : int, default=50
+        Maximum clustering runs.
+    r_ni : int, default=10
+        Runs without improvement before stopping.
+    progress : callable, optional
+        ``progress(run, r_max)`` after each run.
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (n_terms,)
+    cluster_errors_ : list of float
+        Training cluster error per run.
+    n_runs_ : int
+    """
+
+    def __init__(self, eta: float = 5.0, r_max: int = 50, r_ni: int = 10,
+                 progress: Callable[[int, int], None] | None = None) -> None:
+        self.eta = eta
+        self.r_max = r_max
+        self.r_ni = r_ni
+        self.progress = progress
+
+    def _learn(self, X: sp.spmatrix | NDArray[np.floating], y: Labels,
+               triples: Triples) -> NDArray[np.float64]:
+        result = bihac(X, y, triples, eta=self.eta, r_max=self.r_max, r_ni=self.r_ni,
+                       progress=self.progress)
+        self.weights_ = result.weights
+        self.cluster_errors_ = result.cluster_errors
+        self.n_runs_ = len(result.cluster_errors)
+        return result.linkage
+
+    def fit(self, X: sp.spmatrix | NDArray[np.floating], y: Labels = None,
+            triples: Triples = None) -> BiHAC:
+        X = _validate_docs(X)
+        self._store(self._learn(X, y, triples))
+        return self
+
+
+class BiiHAC(BiHAC):
+    """biiHAC (000 sec. 4.2): biHAC's learned weights, then one iHAC run with them.
+
+    Attributes
+    ----------
+    bihac_linkage_ : ndarray of shape (n - 1, 4)
+        The best biHAC run's dendrogram, before the constrained run.
+    """
+
+    def fit(self, X: sp.spmatrix | NDArray[np.floating], y: Labels = None,
+            triples: Triples = None) -> BiiHAC:
+        X = _validate_docs(X)
+        self.bihac_linkage_ = self._learn(X, y, triples)
+        constraints = Constraints.build(X.shape[0], y, triples)
+        D = cosine_distances(X, self.weights_)
+        self._store(*ihac_from_distances(D, constraints))
+        return self

@@ -1,0 +1,89 @@
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.cluster.hierarchy import is_valid_linkage, linkage
+from scipy.spatial.distance import squareform
+
+from foldwise.core import HAC, IHAC, BiHAC, BiiHAC, Hierarchy, adapt_weights, cosine_distances
+from foldwise.core._constraints import triple_holds
+
+
+def _topics(rng, n_per=8, noise_terms=30):
+    """Three topics whose terms are weak against shared noise terms, so plain cosine mixes
+    them up and the weights have something to learn."""
+    blocks = []
+    for topic in range(3):
+        X = np.zeros((n_per, 12 + noise_terms))
+        X[:, topic * 4 : topic * 4 + 4] = rng.uniform(0.2, 0.4, size=(n_per, 4))
+        mask = rng.random((n_per, noise_terms)) < 0.3
+        X[:, 12:] = rng.uniform(0, 1, size=(n_per, noise_terms)) * mask
+        blocks.append(X)
+    folders = [(f"t{k // n_per}",) for k in range(3 * n_per)]
+    return sp.csr_matrix(np.vstack(blocks)), folders
+
+
+def test_weight_step_keeps_the_simplex_and_moves_x_toward_y():
+    rng = np.random.default_rng(0)
+    w = np.ones(6)
+    cx, cy, cz = rng.random(6), rng.random(6), rng.random(6)
+
+    def sim(w, a, b):
+        return (w * a * b).sum() / np.sqrt((w * a * a).sum() * (w * b * b).sum())
+
+    before = sim(w, cx, cy) - sim(w, cx, cz)
+    w2 = adapt_weights(w, cx, cy, cz, eta=0.5)
+    assert np.all(w2 >= 0) and np.isclose(w2.sum(), 6)
+    assert sim(w2, cx, cy) - sim(w2, cx, cz) > before
+
+
+@pytest.mark.parametrize("Est", [IHAC, BiiHAC])
+def test_no_labels_reproduces_scipy(Est):
+    rng = np.random.default_rng(2)
+    X, _ = _topics(rng)
+    D = cosine_distances(X, dtype=np.float64)
+    reference = linkage(squareform(D, checks=False), method="average")
+    Z = Est().fit(X).linkage_
+    assert np.allclose(Z[:, 2], reference[:, 2], atol=1e-5)
+    differing = [k for k in range(len(Z)) if tuple(Z[k, :2]) != tuple(reference[k, :2])]
+    for k in differing:  # only where similarities tie
+        assert np.isclose(reference[:, 2], reference[k, 2], atol=1e-6).sum() > 1
+
+
+def test_bihac_learns_weights_that_lower_the_training_error():
+    rng = np.random.default_rng(1)
+    X, folders = _topics(rng)
+    labels = [f if k % 8 < 3 else None for k, f in enumerate(folders)]
+    model = BiHAC(r_max=15).fit(X, labels)
+    assert model.weights_.shape == (X.shape[1],)
+    assert np.isclose(model.weights_.sum(), X.shape[1]) and (model.weights_ >= 0).all()
+    assert min(model.cluster_errors_) < model.cluster_errors_[0]
+    # topic terms gained weight over the noise terms
+    assert model.weights_[:12].mean() > model.weights_[12:].mean()
+    assert is_valid_linkage(model.linkage_)
+
+
+def test_biihac_satisfies_every_folder_triple():
+    rng = np.random.default_rng(4)
+    X, folders = _topics(rng)
+    labels = [f if k % 8 < 3 else None for k, f in enumerate(folders)]
+    model = BiiHAC(r_max=5).fit(X, labels)
+    tree = Hierarchy.from_linkage(model.linkage_)
+    labeled = [k for k, p in enumerate(labels) if p]
+    for x in labeled:
+        for y in labeled:
+            for z in labeled:
+                if len({x, y, z}) == 3 and labels[x] == labels[y] != labels[z]:
+                    assert triple_holds(tree, (x, y, z))
+    assert not model.violations_.any()
+    assert HAC().fit(X).linkage_.shape == model.linkage_.shape
+
+
+@pytest.mark.parametrize("bad", [np.ones((1, 3)), np.array([[np.nan, 1.0], [1.0, 0.0]])])
+def test_bad_documents_are_clear_errors(bad):
+    with pytest.raises(ValueError):
+        BiiHAC().fit(bad)
+
+
+def test_bad_parameters_name_the_value():
+    with pytest.raises(ValueError, match="eta"):
+        BiHAC(eta=0).fit(np.eye(3))
