@@ -96,9 +96,7 @@ class _ClusterState:
             self.lca[new] = self.lca[a] if self.nlab[a] else self.lca[b]
 
 
-def _closest_admissible(
-    state: _ClusterState, U: sp.csr_matrix, c: int, exclude: int
-) -> int | None:
+def _closest_admissible(state: _ClusterState, U: sp.csr_matrix, c: int, exclude: int) -> int | None:
     """The current cluster most similar to ``c`` (average cosine) that ``c`` may merge with.
 
     Average cosine between clusters is s_c . s_k / (|c| |k|), s the sum of unit rows, so one

@@ -159,8 +159,11 @@ class TripleSet:
         self.given = frozenset(_as_triple(t) for t in triples)
         closed = close_triples(self.given)
         conflicts = sorted(
-            {tuple(sorted((t, MLBTriple(t.x, t.z, t.y)))) for t in closed
-             if MLBTriple(t.x, t.z, t.y) in closed}
+            {
+                tuple(sorted((t, MLBTriple(t.x, t.z, t.y))))
+                for t in closed
+                if MLBTriple(t.x, t.z, t.y) in closed
+            }
         )
         if conflicts:
             raise ConflictingTriplesError([tuple(c) for c in conflicts])

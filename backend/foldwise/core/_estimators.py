@@ -31,9 +31,7 @@ class _Dendrogram(ClusterMixin, BaseEstimator):
         self.children_ = Z[:, :2].astype(np.intp)
         self.distances_ = Z[:, 2].copy()
         self.n_leaves_ = Z.shape[0] + 1
-        self.violations_ = (
-            np.zeros(Z.shape[0], dtype=np.int64) if violated is None else violated
-        )
+        self.violations_ = np.zeros(Z.shape[0], dtype=np.int64) if violated is None else violated
 
 
 def _validate_docs(X: sp.spmatrix | NDArray[np.floating]) -> sp.spmatrix | NDArray[np.floating]:
@@ -50,8 +48,9 @@ def _validate_docs(X: sp.spmatrix | NDArray[np.floating]) -> sp.spmatrix | NDArr
 class HAC(_Dendrogram):
     """Average-linkage HAC on cosine distances (the papers' baseline; ignores ``y``)."""
 
-    def fit(self, X: sp.spmatrix | NDArray[np.floating], y: Labels = None,
-            triples: Triples = None) -> HAC:
+    def fit(
+        self, X: sp.spmatrix | NDArray[np.floating], y: Labels = None, triples: Triples = None
+    ) -> HAC:
         X = _validate_docs(X)
         self._store(*ihac_from_distances(cosine_distances(X)))
         return self
@@ -69,8 +68,9 @@ class IHAC(_Dendrogram):
     def __init__(self, progress: Callable[[int, int], None] | None = None) -> None:
         self.progress = progress
 
-    def fit(self, X: sp.spmatrix | NDArray[np.floating], y: Labels = None,
-            triples: Triples = None) -> IHAC:
+    def fit(
+        self, X: sp.spmatrix | NDArray[np.floating], y: Labels = None, triples: Triples = None
+    ) -> IHAC:
         X = _validate_docs(X)
         constraints = Constraints.build(X.shape[0], y, triples)
         self._store(*ihac_from_distances(cosine_distances(X), constraints, self.progress))
@@ -99,24 +99,32 @@ class BiHAC(_Dendrogram):
     n_runs_ : int
     """
 
-    def __init__(self, eta: float = 5.0, r_max: int = 50, r_ni: int = 10,
-                 progress: Callable[[int, int], None] | None = None) -> None:
+    def __init__(
+        self,
+        eta: float = 5.0,
+        r_max: int = 50,
+        r_ni: int = 10,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
         self.eta = eta
         self.r_max = r_max
         self.r_ni = r_ni
         self.progress = progress
 
-    def _learn(self, X: sp.spmatrix | NDArray[np.floating], y: Labels,
-               triples: Triples) -> NDArray[np.float64]:
-        result = bihac(X, y, triples, eta=self.eta, r_max=self.r_max, r_ni=self.r_ni,
-                       progress=self.progress)
+    def _learn(
+        self, X: sp.spmatrix | NDArray[np.floating], y: Labels, triples: Triples
+    ) -> NDArray[np.float64]:
+        result = bihac(
+            X, y, triples, eta=self.eta, r_max=self.r_max, r_ni=self.r_ni, progress=self.progress
+        )
         self.weights_ = result.weights
         self.cluster_errors_ = result.cluster_errors
         self.n_runs_ = len(result.cluster_errors)
         return result.linkage
 
-    def fit(self, X: sp.spmatrix | NDArray[np.floating], y: Labels = None,
-            triples: Triples = None) -> BiHAC:
+    def fit(
+        self, X: sp.spmatrix | NDArray[np.floating], y: Labels = None, triples: Triples = None
+    ) -> BiHAC:
         X = _validate_docs(X)
         self._store(self._learn(X, y, triples))
         return self
@@ -131,8 +139,9 @@ class BiiHAC(BiHAC):
         The best biHAC run's dendrogram, before the constrained run.
     """
 
-    def fit(self, X: sp.spmatrix | NDArray[np.floating], y: Labels = None,
-            triples: Triples = None) -> BiiHAC:
+    def fit(
+        self, X: sp.spmatrix | NDArray[np.floating], y: Labels = None, triples: Triples = None
+    ) -> BiiHAC:
         X = _validate_docs(X)
         self.bihac_linkage_ = self._learn(X, y, triples)
         constraints = Constraints.build(X.shape[0], y, triples)

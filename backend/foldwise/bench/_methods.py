@@ -1,0 +1,139 @@
+"""The methods ``foldwise bench`` compares, each as ``run(X, labels, seed) -> MethodOutput``.
+
+A method returns a dendrogram over the sampled documents (``None`` for the supervised
+baseline) and a folder for every new document. How each method decides a folder:
+
+* ``scipy``, ``hac``, ``ihac``, ``bihac``: the majority folder of the labeled documents in
+  the smallest dendrogram cluster that holds the new document and at least one labeled
+  document (ties go to the folder whose labeled document joined first) -- a dendrogram
+  decides like a nearest neighbour (DESIGN.md sec. 6).
+* ``biihac``: the placement model of the extended tree (``foldwise.core.FolderPlacement``)
+  under the learned term weights, using the labeled and the new documents; when it is not
+  confident of the exact folder it places the document only as deep as it is (003 sec. 3.1).
+* ``svm``: a linear SVM trained on the labeled documents' folders (what paperless-ngx does).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from foldwise.core import HAC, IHAC, BiHAC, BiiHAC, FolderPath
+
+Labels = Sequence[FolderPath | None]
+
+
+@dataclass
+class MethodOutput:
+    """A method's answer: a dendrogram (or None) and a folder per document (None = unplaced)."""
+
+    linkage: NDArray[np.float64] | None
+    placements: list[FolderPath | None]
+    weights: NDArray[np.float64] | None = None
+
+
+def majority_of_nearest_labeled(Z: NDArray[np.float64], labels: Labels) -> list[FolderPath | None]:
+    """For each document, the majority folder of the labeled documents it first meets in Z."""
+    n = len(labels)
+    members: dict[int, list[int]] = {i: [i] for i in range(n)}
+    votes: dict[int, Counter[FolderPath]] = {
+        i: Counter([labels[i]]) if labels[i] is not None else Counter() for i in range(n)
+    }
+    first_seen: dict[int, dict[FolderPath, int]] = {
+        i: ({labels[i]: 0} if labels[i] is not None else {})
+        for i in range(n)  # type: ignore[dict-item]
+    }
+    placed: list[FolderPath | None] = list(labels)
+    for k in range(n - 1):
+        a, b = int(Z[k, 0]), int(Z[k, 1])
+        for side, other in ((a, b), (b, a)):
+            if not votes[side] and votes[other]:
+                best = max(votes[other].values())
+                ties = [f for f, c in votes[other].items() if c == best]
+                winner = min(ties, key=lambda f: first_seen[other][f])
+                for doc in members[side]:
+                    placed[doc] = winner
+        new = n + k
+        members[new] = members.pop(a) + members.pop(b)
+        votes[new] = votes.pop(a) + votes.pop(b)
+        seen = first_seen.pop(a)
+        for folder, step in first_seen.pop(b).items():
+            seen.setdefault(folder, step)
+        for folder in votes[new]:
+            seen.setdefault(folder, k + 1)
+        first_seen[new] = seen
+    return placed
+
+
+def _dendrogram_method(make: Callable[[], HAC | IHAC | BiHAC]) -> Callable[..., MethodOutput]:
+    def run(X: sp.csr_matrix, labels: Labels, seed: int) -> MethodOutput:
+        model = make().fit(X, labels)
+        Z = model.linkage_
+        return MethodOutput(
+            Z, majority_of_nearest_labeled(Z, labels), getattr(model, "weights_", None)
+        )
+
+    return run
+
+
+def _scipy(X: sp.csr_matrix, labels: Labels, seed: int) -> MethodOutput:
+    """scipy's average linkage on the same cosine distances: the reference HAC should match."""
+    from scipy.cluster.hierarchy import linkage
+    from scipy.spatial.distance import squareform
+
+    from foldwise.core import cosine_distances
+
+    Z = linkage(squareform(cosine_distances(X, dtype=np.float64), checks=False), method="average")
+    return MethodOutput(Z, majority_of_nearest_labeled(Z, labels))
+
+
+def _biihac(X: sp.csr_matrix, labels: Labels, seed: int) -> MethodOutput:
+    model = BiiHAC().fit(X, labels)
+    placements = place_with_model(X, labels, model.weights_, model.linkage_)
+    return MethodOutput(model.linkage_, placements, model.weights_)
+
+
+def place_with_model(
+    X: sp.csr_matrix, labels: Labels, weights: NDArray[np.float64] | None, Z: NDArray[np.float64]
+) -> list[FolderPath | None]:
+    """Folders from the extended tree's placement model, or the dendrogram if it is absent."""
+    try:
+        from foldwise.core import FolderPlacement  # type: ignore[attr-defined]
+    except ImportError:
+        return majority_of_nearest_labeled(Z, labels)
+    model = FolderPlacement().fit(X, labels, weights=weights)
+    return list(model.predict_paths_)
+
+
+def _svm(X: sp.csr_matrix, labels: Labels, seed: int) -> MethodOutput:
+    from sklearn.svm import LinearSVC
+
+    labeled = [i for i, p in enumerate(labels) if p is not None]
+    classes = sorted({labels[i] for i in labeled})  # type: ignore[type-var]
+    placed: list[FolderPath | None] = list(labels)
+    if len(classes) == 1:
+        for i, p in enumerate(labels):
+            placed[i] = classes[0] if p is None else p
+        return MethodOutput(None, placed)
+    index = {c: k for k, c in enumerate(classes)}
+    clf = LinearSVC(random_state=seed).fit(X[labeled], [index[labels[i]] for i in labeled])  # type: ignore[index]
+    new = [i for i, p in enumerate(labels) if p is None]
+    if new:
+        for i, k in zip(new, clf.predict(X[new]), strict=True):
+            placed[i] = classes[int(k)]
+    return MethodOutput(None, placed)
+
+
+METHODS: dict[str, Callable[..., MethodOutput]] = {
+    "scipy": _scipy,
+    "hac": _dendrogram_method(HAC),
+    "ihac": _dendrogram_method(IHAC),
+    "bihac": _dendrogram_method(BiHAC),
+    "biihac": _biihac,
+    "svm": _svm,
+}
