@@ -13,9 +13,29 @@ from foldwise.core._constraints import (
     TripleSet,
     close_triples,
 )
+from foldwise.core._divisive import (
+    ConstrainedDivisive,
+    LevelConstraints,
+    close_constraints,
+    constrained_divisive_tree,
+    cut_at_level,
+    folder_level_partition,
+    partition_constraints,
+)
+from foldwise.core._divisive_stability import StabilityResult, divisive_stability
 from foldwise.core._estimators import HAC, IHAC, BiHAC, BiiHAC
 from foldwise.core._f_score import FScore, hierarchical_f_score
 from foldwise.core._features import TextFeatures, text_features
+from foldwise.core._ggm import ProbabilisticHierarchy, probabilistic_hierarchy
+from foldwise.core._ggm_hierarchy import (
+    LevelAssignment,
+    assign_levels,
+    component_linkage,
+    document_linkage,
+    gaussian_overlap,
+    sample_dependent_clusters,
+)
+from foldwise.core._ggm_mixture import GeneralizableMixture, fit_usggm
 from foldwise.core._h_correlation import h_correlation, mlb_triples_per_node
 from foldwise.core._hai import hai
 from foldwise.core._hierarchy import FolderPath, Hierarchy, folder_paths_of
@@ -29,23 +49,39 @@ __all__ = [
     "BiHACResult",
     "BiiHAC",
     "ConflictingTriplesError",
+    "ConstrainedDivisive",
     "Constraints",
     "FScore",
     "FolderConstraints",
     "FolderPath",
+    "GeneralizableMixture",
     "Hierarchy",
+    "LevelAssignment",
+    "LevelConstraints",
     "MLBTriple",
+    "ProbabilisticHierarchy",
+    "StabilityResult",
     "TextFeatures",
     "TripleSet",
     "adapt_weights",
     "adjusted_rand_index",
+    "assign_levels",
     "bihac",
+    "close_constraints",
     "close_triples",
     "common_ancestor_matrix",
+    "component_linkage",
+    "constrained_divisive_tree",
     "cophenetic_merge_index",
     "corrected_rand_index",
     "cosine_distances",
+    "cut_at_level",
+    "divisive_stability",
+    "document_linkage",
+    "fit_usggm",
+    "folder_level_partition",
     "folder_paths_of",
+    "gaussian_overlap",
     "h_correlation",
     "hac_linkage",
     "hai",
@@ -53,6 +89,9 @@ __all__ = [
     "ihac_from_distances",
     "ihac_linkage",
     "mlb_triples_per_node",
+    "partition_constraints",
+    "probabilistic_hierarchy",
     "rand_index",
+    "sample_dependent_clusters",
     "text_features",
 ]

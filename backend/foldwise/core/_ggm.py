@@ -1,0 +1,473 @@
+"""The probabilistic hierarchy of 003: a USGGM on an LSI projection, agglomerated.
+
+:func:`probabilistic_hierarchy` does the work; :class:`ProbabilisticHierarchy` is the thin
+estimator. Documents are projected to a few dimensions by LSI (truncated SVD of the
+row-normalized term matrix, 003 sec. 4), a Gaussian mixture is fit there on the labeled and
+unlabeled documents with K chosen by AIC (003 sec. 2), and its components are merged into a
+hierarchy (003 sec. 3). The document dendrogram ``linkage_`` puts each document under its
+component and follows the component tree above that (:func:`document_linkage`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy import sparse
+from sklearn.base import BaseEstimator
+from sklearn.decomposition import TruncatedSVD
+from sklearn.preprocessing import normalize
+from sklearn.utils import check_array
+from sklearn.utils.validation import check_is_fitted
+
+from foldwise.core._ggm_hierarchy import (
+    SIMILARITIES,
+    LevelAssignment,
+    assign_levels,
+    component_linkage,
+    document_linkage,
+    node_members,
+    sample_dependent_clusters,
+)
+from foldwise.core._ggm_mixture import (
+    GeneralizableMixture,
+    component_posteriors,
+    fit_usggm,
+    log_gaussian,
+    overall_covariance,
+)
+
+
+@dataclass(frozen=True)
+class ProbabilisticHierarchyResult:
+    """Everything :func:`probabilistic_hierarchy` computes (see the estimator's attributes)."""
+
+    mixture: GeneralizableMixture
+    aic: dict[int, float]
+    classes: list[Hashable]
+    component: NDArray[np.intp]
+    component_linkage: NDArray[np.float64]
+    merge_scores: NDArray[np.float64]
+    linkage: NDArray[np.float64]
+
+
+def probabilistic_hierarchy(
+    Z: NDArray[np.float64],
+    y: Sequence[Hashable | None] | None = None,
+    *,
+    n_components: int | str = "aic",
+    max_components: int = 10,
+    similarity: str = "modified_l2",
+    lambda_: float = 1.0,
+    gamma: float = 0.5,
+    rho: float = 0.9,
+    n_init: int = 3,
+    max_iter: int = 100,
+    n_ancillary: int = 20000,
+    random_state: int | np.random.Generator | None = None,
+) -> ProbabilisticHierarchyResult:
+    """Fit the USGGM on projected documents and build both hierarchies.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, d)
+        Documents in the low-dimensional space.
+    y, n_components, max_components, similarity, lambda_, gamma, rho, n_init, max_iter,
+    n_ancillary, random_state
+        As in :class:`ProbabilisticHierarchy`.
+
+    Returns
+    -------
+    ProbabilisticHierarchyResult
+    """
+    n = Z.shape[0]
+    rng = np.random.default_rng(random_state)
+    codes, classes = _class_codes(y, n)
+    if y is not None and not classes:
+        warnings.warn(
+            "y has no labeled document; fitting the unsupervised mixture (SGGM, 003 sec. 2.2)",
+            stacklevel=2,
+        )
+    if not classes and lambda_ == 0:
+        raise ValueError("lambda_=0 ignores unlabeled documents, and there are no labeled ones")
+    if n_components == "aic":
+        candidates = range(1, min(max_components, max(n // 2, 1)) + 1)
+    else:
+        candidates = range(int(n_components), int(n_components) + 1)
+    sigma0 = overall_covariance(Z)
+    best: dict[int, GeneralizableMixture] = {}
+    for K in candidates:
+        fits = [
+            fit_usggm(
+                Z,
+                codes,
+                K,
+                n_classes=len(classes),
+                lambda_=lambda_,
+                gamma=gamma,
+                max_iter=max_iter,
+                sigma0=sigma0,
+                rng=rng,
+            )
+            for _ in range(n_init)
+        ]
+        best[K] = min(fits, key=lambda gm: gm.nll)
+    aic = {K: gm.aic for K, gm in best.items()}
+    gm = _drop_empty(best[min(aic, key=aic.__getitem__)], Z, codes)
+    post_train = component_posteriors(gm, Z, codes)
+    component = post_train.argmax(axis=1).astype(np.intp)  # 003 sec. 2.1: k_n = argmax
+    kwargs: dict[str, Any] = {"rho": rho}
+    if similarity == "confusion":
+        true_component, samples = _ancillary_samples(gm, n_ancillary, rng)
+        kwargs["posteriors"] = component_posteriors(gm, samples)
+        kwargs["true_component"] = true_component
+    elif similarity == "sample":
+        kwargs["posteriors"] = component_posteriors(gm, Z)
+    Zc, scores = component_linkage(gm.weights, gm.means, gm.covariances, similarity, **kwargs)
+    return ProbabilisticHierarchyResult(
+        mixture=gm,
+        aic=aic,
+        classes=classes,
+        component=component,
+        component_linkage=Zc,
+        merge_scores=scores,
+        linkage=document_linkage(Zc, component, Z),
+    )
+
+
+class ProbabilisticHierarchy(BaseEstimator):
+    """Probabilistic hierarchical clustering with labeled and unlabeled data (003).
+
+    Parameters
+    ----------
+    n_components : int or "aic", default="aic"
+        K, or ``"aic"`` to try ``1..max_components`` (at most ``n_samples // 2``) and keep
+        the K with the smallest AIC (003 sec. 2.1). Components no document ends up in are
+        dropped after the fit.
+    max_components : int, default=10
+    similarity : {"modified_l2", "l2", "confusion", "sample"}, default="modified_l2"
+        How components are merged (003 sec. 3.3-3.5); modified L2 is the paper's choice for
+        text (sec. 4: cheap, and close to cluster confusion).
+    lambda_ : float, default=1.0
+        Discount of unlabeled documents, in [0, 1] (003 eq. 5). The paper finds values near 1
+        best with few labels and about 0.3 with many (Fig. 4).
+    gamma : float, default=0.5
+        Split ratio in (0, 1) between the data for means and for covariances (003 Fig. 1).
+    rho : float, default=0.9
+        Threshold in (0, 1) of level assignment (003 eq. 9) and of the sample dependent
+        measure (sec. 3.5).
+    n_dims : int or None, default=10
+        LSI dimensions (003 sec. 4 uses 5). ``None`` models ``X`` as given (dense, few
+        columns), without normalizing or projecting.
+    n_init : int, default=3
+        Fits per K from different initial means; the lowest negative log-likelihood wins.
+    max_iter : int, default=100
+    n_ancillary : int, default=20000
+        Samples drawn from the model to estimate cluster confusion (003 sec. 3.4).
+    n_prototypes : int, default=5
+        Prototype documents kept per node (003 sec. 3.2).
+    random_state : int or None, default=None
+
+    Attributes
+    ----------
+    linkage_ : ndarray of shape (n_samples - 1, 4)
+        Document dendrogram (:func:`~foldwise.core._ggm_hierarchy.document_linkage`): heights
+        below 1 are within-component average-linkage distances (scaled), the merge that
+        creates component level ``j`` is at height ``j - 1``.
+    component_linkage_ : ndarray of shape (n_components_ - 1, 4)
+        Component tree: node ``k < K`` is component ``k``, node ``K + r`` merge ``r``.
+    component_merge_scores_ : ndarray of shape (n_components_ - 1,)
+        Dissimilarity (L2 measures) or similarity (the others) at each merge.
+    labels_ : ndarray of shape (n_samples,)
+        Component of each training document (by P(k|y, x) for labeled ones).
+    n_components_ : int
+    weights_ : ndarray of shape (n_components_,)
+    means_ : ndarray of shape (n_components_, n_dims_)
+    covariances_ : ndarray of shape (n_components_, n_dims_, n_dims_)
+    class_given_component_ : ndarray of shape (n_components_, n_classes)
+        P(y|k); ``classes_`` names the columns.
+    classes_ : list
+    aic_ : dict of int to float
+        AIC per K tried.
+    prototypes_ : list of ndarray of int, length 2 n_components_ - 1
+        Training documents that typify each node (003 sec. 3.2): for a component the ones of
+        highest density ``p(x|k)``; for a merged node the prototypes of its components in
+        proportion to their priors.
+    components_ : ndarray of shape (n_dims_, n_features_in_) or None
+        LSI basis used to back-project to terms (keywords); None if ``n_dims`` is None.
+    n_dims_ : int
+    n_features_in_ : int
+    """
+
+    def __init__(
+        self,
+        n_components: int | str = "aic",
+        max_components: int = 10,
+        similarity: str = "modified_l2",
+        lambda_: float = 1.0,
+        gamma: float = 0.5,
+        rho: float = 0.9,
+        n_dims: int | None = 10,
+        n_init: int = 3,
+        max_iter: int = 100,
+        n_ancillary: int = 20000,
+        n_prototypes: int = 5,
+        random_state: int | None = None,
+    ) -> None:
+        self.n_components = n_components
+        self.max_components = max_components
+        self.similarity = similarity
+        self.lambda_ = lambda_
+        self.gamma = gamma
+        self.rho = rho
+        self.n_dims = n_dims
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.n_ancillary = n_ancillary
+        self.n_prototypes = n_prototypes
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Sequence[Hashable | None] | None = None) -> ProbabilisticHierarchy:
+        """Fit the mixture and build the hierarchies.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Documents, e.g. tf-idf rows.
+        y : sequence of hashable or None, length n_samples, optional
+            Label of each document (e.g. its folder path), ``None`` for unlabeled ones.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params_003()
+        X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32))
+        n = X.shape[0]
+        if n < 2:
+            raise ValueError(f"need at least 2 documents, got n_samples={n}")
+        if isinstance(self.n_components, int) and self.n_components > n:
+            raise ValueError(f"n_components={self.n_components} is larger than n_samples={n}")
+        if y is not None and len(y) != n:
+            raise ValueError(f"y has {len(y)} entries for {n} documents")
+        self.n_features_in_ = X.shape[1]
+        Z = self._fit_projection(X)
+        res = probabilistic_hierarchy(
+            Z,
+            y,
+            n_components=self.n_components,
+            max_components=self.max_components,
+            similarity=self.similarity,
+            lambda_=self.lambda_,
+            gamma=self.gamma,
+            rho=self.rho,
+            n_init=self.n_init,
+            max_iter=self.max_iter,
+            n_ancillary=self.n_ancillary,
+            random_state=self.random_state,
+        )
+        gm = res.mixture
+        self.mixture_ = gm
+        self.n_components_ = gm.n_components
+        self.weights_ = gm.weights
+        self.means_ = gm.means
+        self.covariances_ = gm.covariances
+        self.class_given_component_ = gm.class_given_component
+        self.classes_ = res.classes
+        self.aic_ = res.aic
+        self.labels_ = res.component
+        self.component_linkage_ = res.component_linkage
+        self.component_merge_scores_ = res.merge_scores
+        self.linkage_ = res.linkage
+        self.prototypes_ = _prototypes(
+            gm, Z, res.component, res.component_linkage, self.n_prototypes
+        )
+        return self
+
+    def transform(self, X: Any) -> NDArray[np.float64]:
+        """Project documents into the mixture's space. Shape (n_samples, n_dims_)."""
+        check_is_fitted(self, "mixture_")
+        X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32))
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, expected {self.n_features_in_}")
+        if self.components_ is None:
+            return np.asarray(X, dtype=np.float64)
+        return np.asarray(normalize(X) @ self.components_.T, dtype=np.float64)
+
+    def predict_proba(self, X: Any) -> NDArray[np.float64]:
+        """Component posteriors P(k|x) (003 eq. 4). Shape (n_samples, n_components_)."""
+        return component_posteriors(self.mixture_, self.transform(X))
+
+    def assign_level(self, X: Any, rho: float | None = None) -> LevelAssignment:
+        """Cluster and level of new documents (003 sec. 3.1, eq. 9).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        rho : float, optional
+            Threshold; defaults to the estimator's ``rho``.
+
+        Returns
+        -------
+        LevelAssignment
+            ``level`` 1 is a confident placement in a component; higher levels say how far
+            up the component tree the document must go to be placed with probability > rho.
+        """
+        return assign_levels(
+            self.predict_proba(X), self.component_linkage_, self.rho if rho is None else rho
+        )
+
+    def sample_dependent_clusters(self, X: Any, rho: float | None = None) -> NDArray[np.bool_]:
+        """Components merged for each document by 003 sec. 3.5. Shape (n_samples, K)."""
+        return sample_dependent_clusters(self.predict_proba(X), self.rho if rho is None else rho)
+
+    def keywords_(
+        self, feature_names: Sequence[str] | None = None, n_keywords: int = 8
+    ) -> list[list[str]]:
+        """Typical terms of every node of the component tree (003 sec. 3.2, Table 1).
+
+        003 draws ancillary examples from an ellipsoid around each mean, back-projects them
+        into term space and lists the largest terms. The ellipsoid is symmetric about the
+        mean and back-projection is linear, so the samples average to the back-projected
+        mean; we use that mean directly. A merged node uses its prior-weighted mean (eq. 7).
+
+        Parameters
+        ----------
+        feature_names : sequence of str, optional
+            Term of each column of ``X``; column numbers as strings if omitted.
+        n_keywords : int, default=8
+
+        Returns
+        -------
+        list of list of str, length 2 n_components_ - 1
+            Indexed by node of ``component_linkage_``.
+        """
+        check_is_fitted(self, "mixture_")
+        members = node_members(self.component_linkage_, self.n_components_)
+        w = members * self.weights_
+        node_means = (w @ self.means_) / w.sum(axis=1, keepdims=True)
+        terms = node_means if self.components_ is None else node_means @ self.components_
+        if feature_names is None:
+            feature_names = [str(j) for j in range(terms.shape[1])]
+        if len(feature_names) != terms.shape[1]:
+            raise ValueError(
+                f"feature_names has {len(feature_names)} names for {terms.shape[1]} features"
+            )
+        top = np.argsort(-terms, axis=1, kind="stable")[:, :n_keywords]
+        return [[feature_names[j] for j in row] for row in top]
+
+    def _fit_projection(self, X: Any) -> NDArray[np.float64]:
+        n, p = X.shape
+        if self.n_dims is None:
+            self.components_ = None
+            self.n_dims_ = p
+            return np.asarray(X.toarray() if sparse.issparse(X) else X, dtype=np.float64)
+        n_dims = int(self.n_dims)
+        limit = min(n, p) - 1
+        if limit < 1:
+            raise ValueError(f"cannot project {n} documents with {p} features by LSI")
+        if n_dims > limit:
+            warnings.warn(
+                f"n_dims={n_dims} exceeds min(n_samples, n_features) - 1 = {limit}; using {limit}",
+                stacklevel=3,
+            )
+            n_dims = limit
+        # 003 sec. 4: histogram vectors normalized to unit length, then LSI
+        svd = TruncatedSVD(n_components=n_dims, random_state=self.random_state)
+        Z = svd.fit_transform(normalize(X))
+        self.components_ = svd.components_
+        self.n_dims_ = n_dims
+        return np.asarray(Z, dtype=np.float64)
+
+    def _validate_params_003(self) -> None:
+        nc = self.n_components
+        if not (nc == "aic" or (isinstance(nc, int | np.integer) and nc >= 1)):
+            raise ValueError(f"n_components must be 'aic' or an int >= 1, got {nc!r}")
+        if self.max_components < 1:
+            raise ValueError(f"max_components must be >= 1, got {self.max_components!r}")
+        if self.similarity not in SIMILARITIES:
+            raise ValueError(f"similarity must be one of {SIMILARITIES}, got {self.similarity!r}")
+        if not 0 <= self.lambda_ <= 1:
+            raise ValueError(f"lambda_ must be in [0, 1], got {self.lambda_!r}")
+        if not 0 < self.gamma < 1:
+            raise ValueError(f"gamma must be in (0, 1), got {self.gamma!r}")
+        if not 0 < self.rho < 1:
+            raise ValueError(f"rho must be in (0, 1), got {self.rho!r}")
+        if self.n_dims is not None and self.n_dims < 1:
+            raise ValueError(f"n_dims must be >= 1 or None, got {self.n_dims!r}")
+
+
+def _class_codes(
+    y: Sequence[Hashable | None] | None, n: int
+) -> tuple[NDArray[np.intp], list[Hashable]]:
+    if y is None:
+        return np.full(n, -1, dtype=np.intp), []
+    index: dict[Hashable, int] = {}
+    codes = np.array(
+        [-1 if lab is None else index.setdefault(lab, len(index)) for lab in y], dtype=np.intp
+    )
+    return codes, list(index)
+
+
+def _drop_empty(
+    gm: GeneralizableMixture, Z: NDArray[np.float64], y: NDArray[np.intp]
+) -> GeneralizableMixture:
+    """The mixture without components that no training document is assigned to."""
+    used = np.unique(component_posteriors(gm, Z, y).argmax(axis=1))
+    if used.size == gm.n_components:
+        return gm
+    w = gm.weights[used] / gm.weights[used].sum()
+    return GeneralizableMixture(
+        w,
+        gm.means[used],
+        gm.covariances[used],
+        gm.class_given_component[used],
+        gm.nll,
+        gm.aic,
+        gm.n_iter,
+    )
+
+
+def _ancillary_samples(
+    gm: GeneralizableMixture, n_samples: int, rng: np.random.Generator
+) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
+    """Draws from the fitted p(x) with the component each came from (003 sec. 3.4)."""
+    comp = rng.choice(gm.n_components, size=n_samples, p=gm.weights)
+    d = gm.means.shape[1]
+    chol = np.linalg.cholesky(gm.covariances)
+    noise = rng.standard_normal((n_samples, d))
+    samples = gm.means[comp] + np.einsum("nij,nj->ni", chol[comp], noise)
+    return comp.astype(np.intp), samples
+
+
+def _prototypes(
+    gm: GeneralizableMixture,
+    Z: NDArray[np.float64],
+    component: NDArray[np.intp],
+    Zc: NDArray[np.float64],
+    n_prototypes: int,
+) -> list[NDArray[np.intp]]:
+    logp = log_gaussian(Z, gm.means, gm.covariances)
+    per_component = []
+    for k in range(gm.n_components):
+        idx = np.flatnonzero(component == k)
+        per_component.append(idx[np.argsort(-logp[idx, k], kind="stable")])
+    out = [p[:n_prototypes] for p in per_component]
+    for members in node_members(Zc, gm.n_components)[gm.n_components :]:
+        ks = np.flatnonzero(members)
+        share = gm.weights[ks] / gm.weights[ks].sum()
+        # largest-remainder apportionment of n_prototypes by prior (003 sec. 3.2)
+        quota = share * n_prototypes
+        take = np.floor(quota).astype(int)
+        for j in np.argsort(-(quota - take), kind="stable")[: n_prototypes - take.sum()]:
+            take[j] += 1
+        out.append(
+            np.concatenate([per_component[k][:t] for k, t in zip(ks, take, strict=True)]).astype(
+                np.intp
+            )
+        )
+    return out
