@@ -7,14 +7,14 @@ particular database.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from alembic import context
 from sqlalchemy import Connection
 
 from foldwise.service import models
 from foldwise.service.config import settings
-from foldwise.service.db import make_engine
+from foldwise.service.db import UTCDateTime, make_engine
 
 config = context.config
 target_metadata = models.Base.metadata
@@ -32,6 +32,17 @@ def include_object(
     return not (type_ in ("table", "index") and hand_made)
 
 
+def render_item(type_: str, obj: Any, autogen_context: Any) -> str | Literal[False]:
+    """Render the service's own column types as plain SQLAlchemy types.
+
+    ``UTCDateTime`` only changes how Python reads values; in the database it is
+    ``DateTime(timezone=True)``, and migrations must not import application code.
+    """
+    if type_ == "type" and isinstance(obj, UTCDateTime):
+        return "sa.DateTime(timezone=True)"
+    return False
+
+
 def _configure(connection: Connection) -> None:
     context.configure(
         connection=connection,
@@ -40,6 +51,7 @@ def _configure(connection: Connection) -> None:
         # SQLite cannot ALTER most things; batch mode rebuilds the table instead.
         render_as_batch=connection.dialect.name == "sqlite",
         include_object=include_object,
+        render_item=render_item,
     )
     with context.begin_transaction():
         context.run_migrations()
