@@ -94,7 +94,7 @@ def test_folder_constraints_decide_first_split_only():
 
 
 def test_must_links_move_together_and_cannot_links_hold_on_their_level():
-    X, blob = three_blobs(seed=2)
+    X, _ = three_blobs(seed=2)
     # must-link a document of c with one of a; cannot-link two documents of b
     ml, cl = [(0, 25)], [(10, 11)]
     model = ConstrainedDivisive(must_link=ml, cannot_link=cl, metric="euclidean").fit(X)
@@ -104,12 +104,10 @@ def test_must_links_move_together_and_cannot_links_hold_on_their_level():
 
 
 def test_each_constraint_set_is_used_only_at_its_level():
-    X, blob = three_blobs(seed=0)
+    X, _ = three_blobs(seed=0)
     plain = cut_at_level(ConstrainedDivisive(metric="euclidean").fit(X).linkage_, 1)
     # a cannot-link inside one cluster at level 3 leaves the first split alone ...
-    model = ConstrainedDivisive(
-        level=(1, 3), cannot_link={3: [(0, 1)]}, metric="euclidean"
-    ).fit(X)
+    model = ConstrainedDivisive(level=(1, 3), cannot_link={3: [(0, 1)]}, metric="euclidean").fit(X)
     assert adjusted_rand_score(plain, cut_at_level(model.linkage_, 1)) == 1.0
     assert model.constrained_levels_ == (3,)
     # ... and, at level 1, a must-link across the plain first split pulls the pair together
