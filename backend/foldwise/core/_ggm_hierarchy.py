@@ -275,7 +275,23 @@ def document_linkage(
         Z[row] = (min(ta, tb), max(ta, tb), r + 1.0, size[-1])
         top.append(n + row)
         row += 1
-    return Z
+    return _sorted_by_height(Z)
+
+
+def _sorted_by_height(Z: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The same tree with rows in height order, as scipy expects of a linkage.
+
+    A stable sort keeps every child row before its parent (children are never higher and,
+    when equally high, were written first); node ids are renumbered to the new rows.
+    """
+    n = Z.shape[0] + 1
+    order = np.argsort(Z[:, 2], kind="stable")
+    new_id = np.arange(2 * n - 1)
+    new_id[n + order] = n + np.arange(n - 1)
+    out = Z[order].copy()
+    ids = new_id[out[:, :2].astype(np.intp)]
+    out[:, 0], out[:, 1] = ids.min(axis=1), ids.max(axis=1)
+    return out
 
 
 def _l2_matrix(W: NDArray[np.float64], G: NDArray[np.float64]) -> NDArray[np.float64]:
