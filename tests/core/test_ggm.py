@@ -198,7 +198,7 @@ def test_degenerate_inputs():
     with pytest.warns(UserWarning, match="overall covariance"):
         model = ProbabilisticHierarchy(n_dims=None, random_state=0).fit(np.ones((30, 2)))
     assert model.n_components_ == 1 and is_valid_linkage(model.linkage_)
-    X, blob = blobs(seed=2, n_per=20)
+    X, _ = blobs(seed=2, n_per=20)
     with pytest.warns(UserWarning, match="no labeled document"):
         ProbabilisticHierarchy(n_dims=None, random_state=0).fit(X, [None] * len(X))
     with pytest.raises(ValueError, match="lambda_=0"):
