@@ -15,21 +15,10 @@ from sqlalchemy import Connection
 from foldwise.service import models
 from foldwise.service.config import settings
 from foldwise.service.db import UTCDateTime, make_engine
+from foldwise.service.migrate import include_object
 
 config = context.config
 target_metadata = models.Base.metadata
-
-# Objects that the migrations create by hand and autogenerate must not try to drop:
-# SQLite's FTS5 table and its shadow tables, PostgreSQL's GIN index (ix_documents_fts).
-_HAND_MADE_PREFIXES = ("documents_fts", "ix_documents_fts")
-
-
-def include_object(
-    obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any
-) -> bool:
-    """Keep hand-made full-text objects out of autogenerate."""
-    hand_made = name is not None and name.startswith(_HAND_MADE_PREFIXES)
-    return not (type_ in ("table", "index") and hand_made)
 
 
 def render_item(type_: str, obj: Any, autogen_context: Any) -> str | Literal[False]:

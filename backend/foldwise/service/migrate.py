@@ -3,12 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from alembic import command
 from alembic.config import Config
 
 # The repository root holds alembic.ini and migrations/ (editable installs and the image).
 _ROOT = Path(__file__).resolve().parents[3]
+
+
+# Objects that the migrations create by hand and autogenerate must not try to drop:
+# SQLite's FTS5 table and its shadow tables, PostgreSQL's GIN index (ix_documents_fts).
+_HAND_MADE_PREFIXES = ("documents_fts", "ix_documents_fts")
+
+
+def include_object(
+    obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any
+) -> bool:
+    """Keep hand-made full-text objects out of autogenerate (used by migrations/env.py)."""
+    hand_made = name is not None and name.startswith(_HAND_MADE_PREFIXES)
+    return not (type_ in ("table", "index") and hand_made)
 
 
 def alembic_config(url: str | None = None) -> Config:

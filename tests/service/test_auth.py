@@ -1,0 +1,176 @@
+"""Accounts, API tokens, the browser session and its CSRF protection."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from fastapi.testclient import TestClient
+
+from foldwise.service.app import create_app
+from foldwise.service.config import Settings
+
+from .helpers import Api
+
+
+def test_token_auth_and_me(client: TestClient, api: Api) -> None:
+    alice = api.user()
+    me = client.get("/api/users/me", headers=alice)
+    assert me.status_code == 200
+    assert me.json()["name"] == "alice"
+    assert "password_hash" not in me.json()
+
+
+@pytest.mark.parametrize(
+    "header",
+    [None, "Bearer", "Bearer fw_not-a-real-token", "Basic YWxpY2U6cHc=", "Token abc", ""],
+)
+def test_missing_or_wrong_credentials_are_401(
+    client: TestClient, api: Api, header: str | None
+) -> None:
+    api.user()
+    headers = {} if header is None else {"Authorization": header}
+    response = client.get("/api/documents", headers=headers)
+    assert response.status_code == 401
+    assert response.json()["detail"]
+
+
+def test_tokens_can_be_made_listed_and_revoked(client: TestClient, api: Api) -> None:
+    alice = api.user()
+    made = client.post("/api/tokens", json={"label": "laptop"}, headers=alice)
+    assert made.status_code == 201
+    second = {"Authorization": f"Bearer {made.json()['token']}"}
+    assert client.get("/api/users/me", headers=second).status_code == 200
+    listed = client.get("/api/tokens", headers=alice).json()
+    assert {t["label"] for t in listed} == {"", "laptop"}
+    assert all("token" not in t for t in listed)
+    revoked = client.delete(f"/api/tokens/{made.json()['id']}", headers=alice)
+    assert revoked.json()["revoked_at"] is not None
+    assert client.get("/api/users/me", headers=second).status_code == 401
+    assert client.get("/api/users/me", headers=alice).status_code == 200
+
+
+def test_json_login_session_and_csrf(client: TestClient, api: Api) -> None:
+    api.user("alice", password="correct horse")
+    wrong = client.post("/auth/login", json={"name": "alice", "password": "nope"})
+    assert wrong.status_code == 401
+    assert "foldwise_session" not in wrong.cookies
+    login = client.post("/auth/login", json={"name": "alice", "password": "correct horse"})
+    assert login.status_code == 200
+    csrf = login.json()["csrf_token"]
+    assert client.cookies.get("foldwise_csrf") == csrf
+    assert client.get("/api/users/me").json()["name"] == "alice"
+    assert client.get("/auth/csrf").json()["csrf_token"] == csrf
+
+    before = api.snapshot()
+    no_csrf = client.post("/api/folders", json={"name": "x"})
+    assert no_csrf.status_code == 403
+    forged = client.post("/api/folders", json={"name": "x"}, headers={"X-CSRF-Token": "forged"})
+    assert forged.status_code == 403
+    assert api.snapshot() == before
+    ok = client.post("/api/folders", json={"name": "x"}, headers={"X-CSRF-Token": csrf})
+    assert ok.status_code == 201
+
+    assert client.post("/auth/logout").status_code == 403  # logout is a post too
+    assert client.post("/auth/logout", headers={"X-CSRF-Token": csrf}).status_code == 204
+    client.cookies.clear()
+    assert client.get("/api/users/me").status_code == 401
+
+
+def test_form_login_redirects_and_form_posts_carry_csrf_field(client: TestClient, api: Api) -> None:
+    api.user("alice", password="pw")
+    login = client.post(
+        "/auth/login",
+        data={"name": "alice", "password": "pw", "next": "/tree"},
+        follow_redirects=False,
+    )
+    assert login.status_code == 303
+    assert login.headers["location"] == "/tree"
+    csrf = client.cookies.get("foldwise_csrf")
+    upload = client.post(
+        "/api/documents/upload",
+        files={"file": ("a.txt", b"from a form")},
+        data={"csrf_token": csrf},
+    )
+    assert upload.status_code == 201, upload.text
+    refused = client.post("/api/documents/upload", files={"file": ("b.txt", b"no token")})
+    assert refused.status_code == 403
+
+
+def test_open_redirect_is_not_followed(client: TestClient, api: Api) -> None:
+    api.user("alice", password="pw")
+    login = client.post(
+        "/auth/login",
+        data={"name": "alice", "password": "pw", "next": "//evil.example"},
+        follow_redirects=False,
+    )
+    assert login.status_code == 200  # a JSON answer, not a redirect elsewhere
+
+
+def test_tampered_session_cookie_is_401(client: TestClient, api: Api) -> None:
+    api.user("alice", password="pw")
+    client.post("/auth/login", json={"name": "alice", "password": "pw"})
+    value = client.cookies.get("foldwise_session")
+    assert value
+    client.cookies.set("foldwise_session", value[:-2] + "xx")
+    assert client.get("/api/users/me").status_code == 401
+
+
+def test_password_change_ends_sessions(client: TestClient, api: Api) -> None:
+    from foldwise.service.users import service
+
+    api.user("alice", password="old")
+    client.post("/auth/login", json={"name": "alice", "password": "old"})
+    assert client.get("/api/users/me").status_code == 200
+    with api.session() as session:
+        user = service.get_by_name(session=session, name="alice")
+        assert user is not None
+        service.set_password(session=session, user=user, password="new")
+        session.commit()
+    assert client.get("/api/users/me").status_code == 401
+
+
+def test_token_only_user_cannot_log_in(client: TestClient, api: Api) -> None:
+    api.user("alice")
+    response = client.post("/auth/login", json={"name": "alice", "password": "anything"})
+    assert response.status_code == 401
+
+
+def test_production_refuses_the_default_secret(tmp_path) -> None:
+    with pytest.raises(ValueError, match="SECRET_KEY"):
+        Settings(environment="production", data_dir=tmp_path)
+    Settings(environment="production", data_dir=tmp_path, secret_key="x" * 40)
+
+
+def _cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "FOLDWISE_DATA_DIR": str(settings.data_dir),
+        "FOLDWISE_DATABASE_URL": settings.sqlalchemy_url,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "foldwise.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_users_cli_create_list_revoke(sqlite_settings: Settings) -> None:
+    created = _cli(sqlite_settings, "users", "create", "carol")
+    assert created.returncode == 0, created.stderr
+    token = created.stdout.strip()
+    assert token.startswith("fw_")
+    with TestClient(create_app(sqlite_settings)) as client:
+        headers = {"Authorization": f"Bearer {token}"}
+        assert client.get("/api/users/me", headers=headers).json()["name"] == "carol"
+        assert _cli(sqlite_settings, "users", "create", "carol").returncode == 1  # taken
+        listed = _cli(sqlite_settings, "users", "list")
+        assert "carol\t1 live token(s)" in listed.stdout
+        revoked = _cli(sqlite_settings, "users", "revoke", "carol")
+        assert "revoked 1 token(s)" in revoked.stdout
+        assert client.get("/api/users/me", headers=headers).status_code == 401

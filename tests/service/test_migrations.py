@@ -1,0 +1,66 @@
+"""Migrations upgrade a fresh database to the models and downgrade it cleanly."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import inspect
+
+from foldwise.service import migrate, models
+from foldwise.service.db import make_engine
+from foldwise.service.migrate import include_object
+
+from .conftest import PG_ADMIN_URL, pg_available
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'fresh.sqlite3'}"
+        return
+    if reason := pg_available():
+        pytest.skip(reason)
+    name = f"foldwise_mig_test_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _diff(url: str) -> list[object]:
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        context = MigrationContext.configure(
+            conn, opts={"compare_type": True, "include_object": include_object}
+        )
+        diff = compare_metadata(context, models.Base.metadata)
+    engine.dispose()
+    return diff
+
+
+def test_upgrade_matches_the_models_and_downgrade_empties(empty_url: str) -> None:
+    migrate.upgrade(empty_url)
+    engine = make_engine(empty_url)
+    tables = set(inspect(engine).get_table_names())
+    assert {"users", "api_tokens", "folders", "documents"} <= tables
+    engine.dispose()
+    assert _diff(empty_url) == []
+
+    migrate.downgrade(empty_url, "base")
+    engine = make_engine(empty_url)
+    assert set(inspect(engine).get_table_names()) <= {"alembic_version"}
+    engine.dispose()
+
+    migrate.upgrade(empty_url)  # and up again from base
+    engine = make_engine(empty_url)
+    assert "documents" in inspect(engine).get_table_names()
+    engine.dispose()
