@@ -148,3 +148,13 @@ def test_majority_of_nearest_labeled_on_a_hand_made_dendrogram():
     Z = np.array([[0, 1, 0.1, 2], [3, 4, 0.2, 3], [2, 5, 0.5, 4]], dtype=float)
     labels = [("A",), ("A",), ("B",), None]
     assert majority_of_nearest_labeled(Z, labels)[3] == ("A",)
+
+
+def test_a_folder_with_one_document_gets_no_label(tmp_path):
+    corpus_dir = _write_corpus(tmp_path / "c")
+    (corpus_dir / "lonely").mkdir()
+    (corpus_dir / "lonely" / "only.txt").write_text("solitary hermit alone")
+    corpus = load_corpus(corpus_dir)
+    sample = draw_sample(corpus, setting=1, k=5, max_per_folder=6, seed=0)
+    lonely = [i for i, d in enumerate(sample.docs) if corpus.folders[d] == ("lonely",)]
+    assert len(lonely) == 1 and lonely[0] not in sample.labeled

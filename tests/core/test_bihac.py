@@ -87,3 +87,11 @@ def test_bad_documents_are_clear_errors(bad):
 def test_bad_parameters_name_the_value():
     with pytest.raises(ValueError, match="eta"):
         BiHAC(eta=0).fit(np.eye(3))
+
+
+def test_zero_vectors_and_identical_documents_give_a_valid_dendrogram():
+    X = sp.csr_matrix(np.array([[0, 0, 0], [0, 0, 0], [1, 0, 1], [1, 0, 1], [0, 2, 0]], float))
+    labels = [("a",), None, ("a",), ("b",), None]
+    model = BiiHAC(r_max=3).fit(X, labels)
+    assert is_valid_linkage(model.linkage_)
+    assert np.isfinite(model.linkage_).all()
