@@ -18,6 +18,7 @@ from foldwise.service.folders.routes import router as folders_router
 from foldwise.service.imports.routes import router as imports_router
 from foldwise.service.limits import BodySizeLimit
 from foldwise.service.search.routes import router as search_router
+from foldwise.service.ui import mount_ui
 from foldwise.service.users.routes import auth_router
 from foldwise.service.users.routes import router as users_router
 
@@ -72,6 +73,7 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
         search_router,
     ):
         app.include_router(router)
+    mount_ui(app)
 
     @app.get("/healthz", tags=["health"], responses={503: {"description": "database down"}})
     def healthz(request: Request, cfg: SettingsDep) -> JSONResponse:

@@ -1,0 +1,138 @@
+"""Pages of the browser UI and the small endpoints only the UI uses.
+
+The page itself is one template; its script talks to the JSON API with the session cookie
+and the CSRF header. Login is a plain form so that a wrong password is shown in the page,
+not as the API's JSON answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, FastAPI, Form, Request, status
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from fastapi.templating import Jinja2Templates
+
+from foldwise.service.config import SettingsDep
+from foldwise.service.db import SessionDep
+from foldwise.service.documents import service as documents
+from foldwise.service.ui import quality, similar
+from foldwise.service.users import auth
+from foldwise.service.users import service as users
+from foldwise.service.users.auth import CurrentUser
+from foldwise.service.users.models import User
+
+FRONTEND_DIR = Path(__file__).resolve().parents[4] / "frontend"
+TEMPLATES = Jinja2Templates(directory=FRONTEND_DIR / "templates")
+STATIC_DIR = FRONTEND_DIR / "static"
+
+router = APIRouter(include_in_schema=False)
+api_router = APIRouter(prefix="/ui/api", tags=["ui"])
+
+
+def _asset_version() -> str:
+    # Changes whenever a static file changes, so browsers never run a stale script.
+    digest = hashlib.sha256()
+    for path in sorted(STATIC_DIR.rglob("*")):
+        if path.is_file():
+            digest.update(f"{path.name}:{path.stat().st_mtime_ns}".encode())
+    return digest.hexdigest()[:10]
+
+
+def _local(next_page: str | None) -> str:
+    # Only local paths: an open redirect would bounce users through Foldwise to other sites.
+    if next_page and next_page.startswith("/") and not next_page.startswith("//"):
+        return next_page
+    return "/"
+
+
+def _session_user(request: Request, session: SessionDep, cfg: SettingsDep) -> User | None:
+    data = auth.read_session(request, cfg)
+    if data is None:
+        return None
+    user = session.get(User, data.get("uid"))
+    if user is None or data.get("pw") != auth._password_fingerprint(user):
+        return None
+    return user
+
+
+@router.get("/", response_class=HTMLResponse)
+def home(request: Request, session: SessionDep, cfg: SettingsDep) -> Response:
+    """The file manager, or the login page without a session."""
+    user = _session_user(request, session, cfg)
+    if user is None:
+        return RedirectResponse("/login", status_code=status.HTTP_303_SEE_OTHER)
+    context: dict[str, Any] = {
+        "user": user,
+        "csrf_cookie": cfg.csrf_cookie,
+        "asset_version": _asset_version(),
+    }
+    return TEMPLATES.TemplateResponse(request, "app.html", context)
+
+
+@router.get("/login", response_class=HTMLResponse)
+def login_page(request: Request, next: str | None = None, expired: bool = False) -> Response:
+    """The login form."""
+    context = {
+        "next": _local(next),
+        "error": "Your session has expired. Please log in again." if expired else None,
+        "name": "",
+        "asset_version": _asset_version(),
+    }
+    return TEMPLATES.TemplateResponse(request, "login.html", context)
+
+
+@router.post("/login", response_class=HTMLResponse)
+def login_submit(
+    request: Request,
+    session: SessionDep,
+    cfg: SettingsDep,
+    name: Annotated[str, Form()] = "",
+    password: Annotated[str, Form()] = "",
+    next: Annotated[str, Form()] = "/",
+) -> Response:
+    """Check the password; on success start the session and go to ``next``."""
+    user = None
+    if name and password:
+        user = users.authenticate(session=session, name=name, password=password)
+    if user is None:
+        context = {
+            "next": _local(next),
+            "error": "Wrong name or password.",
+            "name": name,
+            "asset_version": _asset_version(),
+        }
+        return TEMPLATES.TemplateResponse(
+            request, "login.html", context, status_code=status.HTTP_401_UNAUTHORIZED
+        )
+    response = RedirectResponse(_local(next), status_code=status.HTTP_303_SEE_OTHER)
+    auth.start_session(response, user=user, cfg=cfg)
+    return response
+
+
+@api_router.get("/documents/{document_id}/similar", response_model=list[similar.SimilarDocument])
+def similar_documents(
+    document_id: int, user: CurrentUser, session: SessionDep, limit: int = 5
+) -> list[similar.SimilarDocument]:
+    """The caller's documents whose text is nearest to this one (tf-idf cosine)."""
+    documents.get_document(session=session, user=user, document_id=document_id)
+    return similar.similar_documents(
+        session=session, user=user, document_id=document_id, limit=max(1, min(limit, 20))
+    )
+
+
+@api_router.get("/quality", response_class=HTMLResponse)
+def quality_panel(request: Request, user: CurrentUser, session: SessionDep) -> Response:
+    """The quality panel as an HTML fragment: measures and a server-drawn SVG."""
+    report = quality.quality_report(session=session, user=user)
+    return TEMPLATES.TemplateResponse(request, "_quality.html", {"report": report})
+
+
+def mount_ui(app: FastAPI) -> None:
+    """Add the pages, the UI endpoints and ``/static`` to ``app``."""
+    app.include_router(router)
+    app.include_router(api_router)
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
