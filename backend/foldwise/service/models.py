@@ -1,8 +1,30 @@
 """Every service model, imported in one place for Alembic and ``create_all``."""
 
+from foldwise.service.critiques.models import Critique, CritiqueTriple, RejectedGroup
 from foldwise.service.db import Base
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
+from foldwise.service.recluster.models import (
+    ReclusterJob,
+    TreePlacement,
+    TreeProposal,
+    TreeState,
+    TreeVersion,
+)
 from foldwise.service.users.models import ApiToken, User
 
-__all__ = ["ApiToken", "Base", "Document", "Folder", "User"]
+__all__ = [
+    "ApiToken",
+    "Base",
+    "Critique",
+    "CritiqueTriple",
+    "Document",
+    "Folder",
+    "ReclusterJob",
+    "RejectedGroup",
+    "TreePlacement",
+    "TreeProposal",
+    "TreeState",
+    "TreeVersion",
+    "User",
+]

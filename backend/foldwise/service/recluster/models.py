@@ -1,0 +1,142 @@
+"""Recluster jobs, the per-user tree state, tree versions with their proposals and placements."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from foldwise.service.db import Base, utcnow
+
+JOB_STATES = ("queued", "running", "done", "failed", "stale")
+FINAL_STATES = frozenset({"done", "failed", "stale"})
+
+
+class TreeState(Base):
+    """One row per user: the newest tree version and a counter of critiques.
+
+    A job commits its tree only if both still hold the values it started from (a
+    compare-and-set ``UPDATE``), so a result computed before a critique never replaces a tree
+    that should reflect it; the same ``UPDATE`` serialises concurrent commits on every DB.
+    """
+
+    __tablename__ = "tree_states"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    #: Bumped by every critique and every undo.
+    critique_seq: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class ReclusterJob(Base):
+    """A recluster request and everything known about its execution."""
+
+    __tablename__ = "recluster_jobs"
+    __table_args__ = (Index("ix_recluster_jobs_user_id_state", "user_id", "state"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    state: Mapped[str] = mapped_column(String(16), default="queued")
+    #: ``request`` (POST /api/recluster) or ``auto`` (new documents / critiques, debounced).
+    trigger: Mapped[str] = mapped_column(String(16), default="request")
+    method: Mapped[str] = mapped_column(String(32))
+    #: Debounce: an automatic job does not start before this time (pushed by new arrivals).
+    not_before: Mapped[datetime | None] = mapped_column(default=None)
+    # Progress.
+    phase: Mapped[str] = mapped_column(String(32), default="queued")
+    run: Mapped[int] = mapped_column(Integer, default=0)
+    r_max: Mapped[int] = mapped_column(Integer, default=0)
+    merges_done: Mapped[int] = mapped_column(Integer, default=0)
+    merges_total: Mapped[int] = mapped_column(Integer, default=0)
+    n_documents: Mapped[int] = mapped_column(Integer, default=0)
+    # What the (latest attempt of the) job started from and produced.
+    base_version: Mapped[int | None] = mapped_column(Integer, default=None)
+    base_critique_seq: Mapped[int | None] = mapped_column(Integer, default=None)
+    result_version: Mapped[int | None] = mapped_column(Integer, default=None)
+    # Robustness: attempts after dead workers, reruns after stale results.
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    reruns: Mapped[int] = mapped_column(Integer, default=0)
+    worker: Mapped[str | None] = mapped_column(String(200), default=None)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(default=None)
+    error: Mapped[str | None] = mapped_column(Text, default=None)
+    # Timings.
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(default=None)
+    #: Seconds per phase of the latest attempt, e.g. ``{"load": 0.4, "cluster": 3.1}``.
+    timings: Mapped[dict[str, float]] = mapped_column(JSON, default=dict)
+
+
+class TreeVersion(Base):
+    """One recluster result: the dendrogram over the documents it saw, and its extended tree."""
+
+    __tablename__ = "tree_versions"
+    __table_args__ = (UniqueConstraint("user_id", "number", name="uq_tree_versions_user_number"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    number: Mapped[int] = mapped_column(Integer)
+    method: Mapped[str] = mapped_column(String(32))
+    job_id: Mapped[int | None] = mapped_column(
+        ForeignKey("recluster_jobs.id", ondelete="SET NULL"), default=None
+    )
+    #: The critique counter the tree was computed with.
+    critique_seq: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    #: Document id of each dendrogram leaf, in leaf-index order.
+    doc_ids: Mapped[list[int]] = mapped_column(JSON)
+    #: The scipy linkage matrix (n - 1 rows of [a, b, distance, size]).
+    linkage: Mapped[list[list[float]]] = mapped_column(JSON)
+    #: Method facts worth keeping: runs, cluster errors, exemplar counts.
+    stats: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+
+class TreeProposal(Base):
+    """A proposed folder of a tree version; ``key`` is its stable id ``p-<version>-<n>``."""
+
+    __tablename__ = "tree_proposals"
+    __table_args__ = (UniqueConstraint("user_id", "key", name="uq_tree_proposals_user_key"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("tree_versions.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(40))
+    #: Existing parent folder; ``None`` = top level (or under ``parent_key``).
+    parent_folder_id: Mapped[int | None] = mapped_column(
+        ForeignKey("folders.id", ondelete="SET NULL"), default=None
+    )
+    #: A proposal nested in another proposal of the same version.
+    parent_key: Mapped[str | None] = mapped_column(String(40), default=None)
+    name: Mapped[str] = mapped_column(String(255))
+    top_terms: Mapped[list[str]] = mapped_column(JSON)
+    document_ids: Mapped[list[int]] = mapped_column(JSON)
+    cohesion: Mapped[float] = mapped_column(Float, default=0.0)
+
+
+class TreePlacement(Base):
+    """Where a tree version puts one unfiled document."""
+
+    __tablename__ = "tree_placements"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("tree_versions.id", ondelete="CASCADE"), index=True
+    )
+    document_id: Mapped[int] = mapped_column(ForeignKey("documents.id", ondelete="CASCADE"))
+    #: An existing folder, or ``None`` with ``proposal_key`` set, or both ``None`` = top level.
+    folder_id: Mapped[int | None] = mapped_column(
+        ForeignKey("folders.id", ondelete="SET NULL"), default=None
+    )
+    proposal_key: Mapped[str | None] = mapped_column(String(40), default=None)
+    confidence: Mapped[float] = mapped_column(Float)
+    terms: Mapped[list[str]] = mapped_column(JSON)
+    #: Runner-up folder and its similarity (the "which is closer?" questions use it).
+    runner_up_folder_id: Mapped[int | None] = mapped_column(Integer, default=None)
+    margin: Mapped[float | None] = mapped_column(Float, default=None)

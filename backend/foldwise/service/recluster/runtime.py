@@ -1,0 +1,118 @@
+"""Where recluster jobs run: one queue, one session factory and one set of options per settings.
+
+The app, the worker and the document / critique hooks all find the same :class:`Runtime` for a
+``Settings`` object. The global settings use the global ``foldwise.service.queue.huey`` (so
+``foldwise serve`` and ``foldwise worker`` share the tasks registered by
+``foldwise.service.tasks``); any other settings (tests, benchmarks) get their own Huey on their
+own data directory or Redis name, with the same task code.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from huey import crontab
+from huey.api import Huey
+from sqlalchemy.orm import Session, sessionmaker
+
+from foldwise.service import db
+from foldwise.service import queue as queues
+from foldwise.service.config import Settings, settings
+from foldwise.service.recluster.settings import ReclusterSettings, recluster_settings
+
+
+@dataclass
+class Runtime:
+    """The queue, the DB and the options that recluster jobs of one deployment use."""
+
+    settings: Settings
+    options: ReclusterSettings
+    queue: Huey
+    sessions: sessionmaker[Session]
+    #: The registered Huey task ``run_job(job_id)`` (``.schedule(args, delay=...)``).
+    run_task: Any = None
+    reap_task: Any = None
+    #: Set by tests to slow the clustering down (fault tests); called at each progress report.
+    progress_hook: Callable[[], None] | None = field(default=None, repr=False)
+
+    def enqueue(self, job_id: int, delay: float = 0.0) -> None:
+        """Put ``run_job(job_id)`` on the queue, to start after ``delay`` seconds."""
+        if delay > 0:
+            self.run_task.schedule((job_id,), delay=delay)
+        else:
+            self.run_task(job_id)
+
+
+_runtimes: dict[int, Runtime] = {}
+_lock = threading.Lock()
+
+
+def _register_tasks(rt: Runtime) -> None:
+    # Imported here: the runner imports the clustering core, which the API process only needs
+    # once a job runs in it.
+    from foldwise.service.recluster import runner
+
+    @rt.queue.task(name="foldwise.recluster.run_job")
+    def run_job(job_id: int) -> None:
+        """Run recluster job ``job_id`` (takes the id; opens and closes its own sessions)."""
+        runner.execute(rt, job_id)
+
+    @rt.queue.periodic_task(crontab(minute="*"), name="foldwise.recluster.reap")
+    def reap() -> None:
+        """Every minute: retry or fail jobs whose worker stopped sending heartbeats."""
+        runner.reap(rt)
+
+    @rt.queue.on_startup(name="foldwise.recluster.reap_on_start")
+    def reap_on_start() -> None:
+        # A worker that starts after a crash finds the crashed worker's jobs at once.
+        runner.reap(rt)
+
+    rt.run_task = run_job
+    rt.reap_task = reap
+
+
+def runtime_for(
+    cfg: Settings | None = None,
+    options: ReclusterSettings | None = None,
+    *,
+    sessions: sessionmaker[Session] | None = None,
+) -> Runtime:
+    """The runtime of ``cfg`` (default: the global settings), created on first use.
+
+    Passing ``options`` (or ``sessions``) replaces them on an existing runtime: tests and the
+    benchmark tune debounce and heartbeat times this way.
+    """
+    cfg = cfg or settings
+    with _lock:
+        rt = _runtimes.get(id(cfg))
+        if rt is None or rt.settings is not cfg:
+            if cfg is settings:
+                queue, factory = queues.huey, db.SessionLocal
+            else:
+                queue = queues.make_huey(cfg)
+                factory = db.make_sessionmaker(db.make_engine(cfg.sqlalchemy_url), cfg)
+            rt = Runtime(
+                settings=cfg,
+                options=options or recluster_settings,
+                queue=queue,
+                sessions=sessions or factory,
+            )
+            _register_tasks(rt)
+            _runtimes[id(cfg)] = rt
+        else:
+            if options is not None:
+                rt.options = options
+            if sessions is not None:
+                rt.sessions = sessions
+        return rt
+
+
+def forget(cfg: Settings) -> None:
+    """Drop the runtime of ``cfg`` (tests: release its engine)."""
+    with _lock:
+        rt = _runtimes.pop(id(cfg), None)
+    if rt is not None and cfg is not settings:
+        rt.sessions.kw["bind"].dispose()
