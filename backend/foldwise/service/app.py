@@ -7,11 +7,12 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
 from foldwise.service import db
-from foldwise.service.config import Settings, SettingsDep, settings
+from foldwise.service.config import Settings, settings
 from foldwise.service.documents.routes import router as documents_router
 from foldwise.service.errors import ServiceError
 from foldwise.service.folders.routes import router as folders_router
@@ -21,6 +22,13 @@ from foldwise.service.search.routes import router as search_router
 from foldwise.service.ui import mount_ui
 from foldwise.service.users.routes import auth_router
 from foldwise.service.users.routes import router as users_router
+
+
+class Health(BaseModel):
+    """Liveness of the API and reachability of its database."""
+
+    status: str
+    database: str
 
 
 async def _service_error(_request: Request, exc: Exception) -> JSONResponse:
@@ -75,8 +83,13 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
         app.include_router(router)
     mount_ui(app)
 
-    @app.get("/healthz", tags=["health"], responses={503: {"description": "database down"}})
-    def healthz(request: Request, cfg: SettingsDep) -> JSONResponse:
+    @app.get(
+        "/healthz",
+        tags=["health"],
+        response_model=Health,
+        responses={503: {"model": Health, "description": "database unreachable"}},
+    )
+    def healthz(request: Request) -> JSONResponse:
         """Liveness and database reachability (for container health checks)."""
         try:
             with request.app.state.engine.connect() as conn:

@@ -1,0 +1,63 @@
+"""The app as a whole: health check, OpenAPI schema, request size guard."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi.testclient import TestClient
+
+from foldwise.service.app import create_app
+from foldwise.service.config import Settings
+
+from .conftest import make_settings
+from .test_isolation import ENDPOINTS, FOUNDATION_PREFIXES, PUBLIC
+
+
+def test_healthz(client: TestClient) -> None:
+    assert client.get("/healthz").json() == {"status": "ok", "database": "ok"}
+
+
+def test_healthz_reports_an_unreachable_database(tmp_path: Path) -> None:
+    cfg = make_settings(tmp_path, "postgresql+psycopg://nobody@127.0.0.1:1/none")
+    with TestClient(create_app(cfg)) as client:
+        response = client.get("/healthz")
+    assert response.status_code == 503
+    assert response.json()["database"] == "unreachable"
+
+
+def _schema_of(operation: dict, status: str) -> dict | None:  # type: ignore[type-arg]
+    content = operation["responses"].get(status, {}).get("content", {})
+    for media in content.values():
+        return media.get("schema")  # type: ignore[no-any-return]
+    return None
+
+
+def test_openapi_lists_every_endpoint_with_request_and_response_models(
+    sqlite_settings: Settings,
+) -> None:
+    schema = create_app(sqlite_settings).openapi()
+    operations = {
+        (method.upper(), path): op
+        for path, ops in schema["paths"].items()
+        for method, op in ops.items()
+        if path.startswith(FOUNDATION_PREFIXES) or (method.upper(), path) in PUBLIC
+    }
+    assert set(operations) == set(ENDPOINTS) | PUBLIC
+    for (method, path), op in operations.items():
+        assert op.get("summary") and op.get("description"), (method, path)
+        if method in ("POST", "PATCH") and path != "/auth/logout":
+            body = op["requestBody"]["content"]
+            assert any(media.get("schema") for media in body.values()), (method, path)
+        success = next(s for s in op["responses"] if s.startswith("2"))
+        if success == "204" or path.endswith("/file"):
+            continue
+        assert _schema_of(op, success), (method, path, success)
+        if "{" in path or method != "GET":
+            assert any(s.startswith("4") for s in op["responses"]), (method, path)
+    assert "DocumentRead" in schema["components"]["schemas"]
+    assert "Tree" in schema["components"]["schemas"]
+
+
+def test_token_creation_takes_a_body(sqlite_settings: Settings) -> None:
+    op = create_app(sqlite_settings).openapi()["paths"]["/api/tokens"]["post"]
+    assert "TokenCreate" in str(op["requestBody"])
