@@ -890,7 +890,7 @@ async function refreshHistory() {
   const panel = $("#panel-history");
   let items;
   try {
-    const res = await api("GET", "/api/critiques");
+    const res = await api("GET", "/api/critiques?include_undone=true");
     items = Array.isArray(res) ? res : res.items || [];
   } catch (err) {
     panel.innerHTML = err.status === 404 ? '<p class="muted">No critiques yet.</p>'

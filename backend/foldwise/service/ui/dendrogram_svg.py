@@ -13,9 +13,17 @@ PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F
 
 
 def dendrogram_svg(
-    Z: NDArray[np.floating], leaf_groups: list[str], *, width: int = 640, height: int = 220
+    Z: NDArray[np.floating],
+    leaf_groups: list[str],
+    *,
+    width: int = 640,
+    height: int = 220,
+    unfiled: str = "(not filed)",
 ) -> str:
-    """SVG of linkage ``Z`` with a coloured tick per leaf for its group (top-level folder)."""
+    """SVG of linkage ``Z`` with a coloured tick per leaf for its group (top-level folder).
+
+    Leaves in group ``unfiled`` are grey.
+    """
     tree = dendrogram(Z, no_plot=True)
     n = len(leaf_groups)
     top = float(np.max(Z[:, 2])) or 1.0
@@ -32,8 +40,9 @@ def dendrogram_svg(
     for xs, ys in zip(tree["icoord"], tree["dcoord"], strict=True):
         points = " ".join(f"{x(a):.1f},{y(b):.1f}" for a, b in zip(xs, ys, strict=True))
         paths.append(f'<polyline points="{points}"/>')
-    groups = sorted(set(leaf_groups))
+    groups = sorted(set(leaf_groups) - {unfiled}) + ([unfiled] if unfiled in leaf_groups else [])
     colour = {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
+    colour[unfiled] = "#b8bec7"
     ticks = []
     base = pad + plot_h
     for position, leaf in enumerate(tree["leaves"]):
@@ -45,7 +54,7 @@ def dendrogram_svg(
         )
     legend = []
     lx = pad
-    for g in groups[:8]:
+    for g in groups[:9]:
         label = escape(g if len(g) <= 22 else g[:21] + "…")
         legend.append(
             f'<rect x="{lx}" y="{height - legend_h + 4}" width="9" height="9" fill="{colour[g]}"/>'

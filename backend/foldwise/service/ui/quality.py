@@ -1,10 +1,11 @@
 """The quality panel: how the learned hierarchy compares with the person's own folders.
 
 The reference is the person's accepted structure: every filed document at its folder path.
-The learned hierarchy is the dendrogram over the same documents: the last recluster's when the
-recluster service exposes one, else a plain text-only average-linkage HAC, which shows how
-far the words alone already agree with the folders. Up to ``MAX_DOCUMENTS`` filed documents
-are compared (an even share per folder) so that the panel stays interactive.
+The learned hierarchy is the dendrogram of the newest tree version (the last recluster),
+restricted to the filed documents it saw; before any recluster has finished it is a plain
+text-only average-linkage HAC over the filed documents, which shows how far the words alone
+agree with the folders. At most ``MAX_DOCUMENTS`` filed documents are compared (an even
+share per folder, the same ones every time) so that the panel answers at once.
 """
 
 from __future__ import annotations
@@ -12,20 +13,32 @@ from __future__ import annotations
 import math
 import random
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import NDArray
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from foldwise.core import Hierarchy, h_correlation, hac_linkage, hai, text_features
+from foldwise.core import (
+    Hierarchy,
+    common_ancestor_matrix,
+    h_correlation,
+    hac_linkage,
+    hai,
+    text_features,
+)
+from foldwise.service.critiques.models import Critique, CritiqueTriple
 from foldwise.service.documents.models import Document
 from foldwise.service.folders import service as folders
+from foldwise.service.recluster.models import TreeVersion
 from foldwise.service.ui.dendrogram_svg import dendrogram_svg
 from foldwise.service.users.models import User
 
-MAX_DOCUMENTS = 240
+MAX_DOCUMENTS = 300
 SMALL_COLLECTION = 50
+UNFILED = "(not filed)"
 
 
 @dataclass
@@ -34,25 +47,28 @@ class QualityReport:
 
     documents_compared: int = 0
     folders: int = 0
+    version: int | None = None
     h_correlation: float | None = None
     h_correlation_symmetric: float | None = None
     hai: float | None = None
-    constraints_total: int | None = None
-    constraints_satisfied: int | None = None
+    folder_triples_total: int = 0
+    folder_triples_kept: int = 0
+    critique_triples_total: int = 0
+    critique_triples_kept: int = 0
     learned_from: str = ""
     svg: str = ""
     notes: list[str] = field(default_factory=list)
 
 
-def _sample(rows: list[tuple[int, int, str]], limit: int) -> list[tuple[int, int, str]]:
-    by_folder: dict[int, list[tuple[int, int, str]]] = defaultdict(list)
-    for row in rows:
-        by_folder[row[1]].append(row)
-    if len(rows) <= limit:
-        return rows
+def _even_sample(ids: Sequence[int], folder_of: dict[int, int], limit: int) -> list[int]:
+    if len(ids) <= limit:
+        return list(ids)
+    by_folder: dict[int, list[int]] = defaultdict(list)
+    for doc_id in ids:
+        by_folder[folder_of[doc_id]].append(doc_id)
     share = max(2, limit // max(len(by_folder), 1))
     rng = random.Random(0)  # the same documents every time, so the figures do not jitter
-    picked: list[tuple[int, int, str]] = []
+    picked: list[int] = []
     for members in by_folder.values():
         picked.extend(rng.sample(members, min(share, len(members))))
     return sorted(picked)[:limit]
@@ -62,71 +78,113 @@ def _finite(value: float) -> float | None:
     return None if math.isnan(value) else round(value, 3)
 
 
+def folder_triples_kept(h: Hierarchy, labels: Sequence[str]) -> tuple[int, int]:
+    """Folder triples (x, y, z), x and y in one folder and z in another, that ``h`` keeps.
+
+    ``h`` keeps (x, y, z) when ca(x, y) lies strictly below ca(x, z). Both are ancestors of
+    x, so that is ca(x, y) being deeper; per x, counting pairs (y, z) with a deeper ca(x, y)
+    is a sort and a binary search. Returns (total, kept).
+    """
+    n = h.n_items
+    depth = h.depth()
+    codes = np.unique(np.asarray(labels), return_inverse=True)[1]
+    total = kept = 0
+    for lo in range(0, n, 128):
+        rows = np.arange(lo, min(lo + 128, n))
+        ca_depth = depth[common_ancestor_matrix(h, rows)]
+        for r, x in enumerate(rows):
+            same = codes == codes[x]
+            same[x] = False
+            d_same = ca_depth[r, same]
+            d_other = np.sort(ca_depth[r, ~same & (np.arange(n) != x)])
+            total += d_same.size * d_other.size
+            kept += int(np.searchsorted(d_other, d_same, side="left").sum())
+    return total, kept
+
+
+def triples_kept(h: Hierarchy, triples: NDArray[np.intp]) -> int:
+    """How many item triples (x, y, z), as rows, have ca(x, y) strictly below ca(x, z)."""
+    if triples.size == 0:
+        return 0
+    depth = h.depth()
+    xs = np.unique(triples[:, 0])
+    ca = common_ancestor_matrix(h, xs)
+    row = {int(x): i for i, x in enumerate(xs)}
+    r = np.array([row[int(x)] for x in triples[:, 0]])
+    return int(np.sum(depth[ca[r, triples[:, 1]]] > depth[ca[r, triples[:, 2]]]))
+
+
+def _critique_triples(session: Session, user: User) -> list[tuple[int, int, int]]:
+    rows = session.execute(
+        select(CritiqueTriple.x, CritiqueTriple.y, CritiqueTriple.z)
+        .join(Critique, Critique.id == CritiqueTriple.critique_id)
+        .where(CritiqueTriple.user_id == user.id, Critique.undone_at.is_(None))
+    )
+    return [(int(x), int(y), int(z)) for x, y, z in rows]
+
+
 def quality_report(*, session: Session, user: User) -> QualityReport:
-    """Measures and an SVG dendrogram for ``user``'s filed documents."""
+    """Measures and an SVG dendrogram for ``user``."""
     report = QualityReport()
-    rows = [
-        (r.id, r.folder_id, f"{r.title}\n{r.text[:20000]}")
-        for r in session.execute(
-            select(Document.id, Document.folder_id, Document.title, Document.text)
-            .where(Document.user_id == user.id, Document.folder_id.is_not(None))
-            .order_by(Document.id)
-        )
-    ]
     paths = folders.folder_paths(session=session, user=user)
     report.folders = len(paths)
-    rows = _sample(rows, MAX_DOCUMENTS)
-    report.documents_compared = len(rows)
-    if len(rows) < 3:
-        report.notes.append("File at least three documents to compare the trees.")
-        return report
-    params = {"min_term_count": 1} if len(rows) < SMALL_COLLECTION else {}
-    X, _ = text_features([text for _, _, text in rows], **params)
-    if X.shape[1] == 0:
-        report.notes.append("The filed documents share no terms to cluster on.")
-        return report
-    Z = hac_linkage(X)
-    report.learned_from = "text-only average-linkage dendrogram of your filed documents"
-    learned = Hierarchy.from_linkage(Z)
-    folder_of = [paths[fid] for _, fid, _ in rows]
-    reference = Hierarchy.from_paths([tuple(p.split("/")) for p in folder_of])
-    report.h_correlation = _finite(h_correlation(learned, reference))
-    report.h_correlation_symmetric = _finite(h_correlation(learned, reference, symmetric=True))
-    report.hai = _finite(hai(learned, reference))
-    total, satisfied = _folder_triples_satisfied(Z, folder_of)
-    report.constraints_total, report.constraints_satisfied = total, satisfied
-    report.svg = dendrogram_svg(Z, [p.split("/")[0] for p in folder_of])
-    return report
-
-
-def _folder_triples_satisfied(Z: np.ndarray, folder_of: list[str]) -> tuple[int, int]:
-    """Folder triples (x, y, z) with x, y in one leaf folder and z elsewhere, kept by ``Z``.
-
-    A triple is kept when x and y merge before either meets z. Counted exactly from the
-    merge order: for each merge, the pairs it joins across its two sides.
-    """
-    n = len(folder_of)
-    labels = {name: i for i, name in enumerate(sorted(set(folder_of)))}
-    y = np.array([labels[f] for f in folder_of])
-    k = len(labels)
-    counts = [np.bincount([y[i]], minlength=k) for i in range(n)]
-    sizes = [1] * n
-    total = 0
-    violated = 0
-    per_label = np.bincount(y, minlength=k)
-    # total: for each same-folder pair (x, y), each document z of another folder, both orders.
-    for c in per_label:
-        total += int(c * (c - 1)) * int(n - c)
-    for a, b in Z[:, :2].astype(int):
-        ca, cb = counts[a], counts[b]
-        # x in a meets z in b here for the first time. Unless every folder mate y of x is
-        # already in a, x meets z no later than y: the triple is violated (or tied, which
-        # does not satisfy it either). Symmetrically for x in b.
-        other_b = sizes[b] - cb  # per label: documents of b in another folder than the label
-        other_a = sizes[a] - ca
-        violated += int(
-            np.sum(ca * (per_label - ca) * other_b) + np.sum(cb * (per_label - cb) * other_a)
+    folder_of = {
+        int(doc_id): int(fid)
+        for doc_id, fid in session.execute(
+            select(Document.id, Document.folder_id).where(
+                Document.user_id == user.id, Document.folder_id.is_not(None)
+            )
         )
-        counts.append(ca + cb)
-        sizes.append(sizes[a] + sizes[b])
-    return total, total - violated
+    }
+    version = session.scalar(
+        select(TreeVersion)
+        .where(TreeVersion.user_id == user.id)
+        .order_by(TreeVersion.number.desc())
+        .limit(1)
+    )
+    if version is not None and len(version.doc_ids) >= 3:
+        leaves = [int(d) for d in version.doc_ids]
+        Z = np.asarray(version.linkage, dtype=np.float64)
+        report.version = version.number
+        report.learned_from = f"dendrogram of tree version {version.number} ({version.method})"
+    else:
+        leaves = _even_sample(sorted(folder_of), folder_of, MAX_DOCUMENTS)
+        if len(leaves) < 3:
+            report.notes.append("File at least three documents to compare the trees.")
+            return report
+        texts = {
+            d.id: f"{d.title}\n{d.text[:20000]}"
+            for d in session.scalars(select(Document).where(Document.id.in_(leaves)))
+        }
+        params = {"min_term_count": 1} if len(leaves) < SMALL_COLLECTION else {}
+        X, _ = text_features([texts[d] for d in leaves], **params)
+        if X.shape[1] == 0:
+            report.notes.append("The filed documents share no terms to cluster on.")
+            return report
+        Z = hac_linkage(X)
+        report.learned_from = "text-only dendrogram of your filed documents (no recluster yet)"
+        report.notes.append("No recluster has finished yet: measuring the words alone.")
+    learned_all = Hierarchy.from_linkage(Z)
+    index = {doc_id: i for i, doc_id in enumerate(leaves)}
+    filed = _even_sample([d for d in leaves if d in folder_of], folder_of, MAX_DOCUMENTS)
+    groups = [paths[folder_of[d]].split("/")[0] if d in folder_of else UNFILED for d in leaves]
+    report.svg = dendrogram_svg(Z, groups)
+    report.documents_compared = len(filed)
+    if len(filed) >= 3:
+        items = np.array([index[d] for d in filed], dtype=np.intp)
+        learned = learned_all.restrict(items)
+        labels = [paths[folder_of[d]] for d in filed]
+        reference = Hierarchy.from_paths([tuple(p.split("/")) for p in labels])
+        report.h_correlation = _finite(h_correlation(learned, reference))
+        report.h_correlation_symmetric = _finite(h_correlation(learned, reference, symmetric=True))
+        report.hai = _finite(hai(learned, reference))
+        total, kept = folder_triples_kept(learned, labels)
+        report.folder_triples_total, report.folder_triples_kept = total, kept
+    else:
+        report.notes.append("Fewer than three filed documents in the tree: nothing to compare.")
+    explicit = [t for t in _critique_triples(session, user) if all(d in index for d in t)]
+    if explicit:
+        rows = np.array([[index[d] for d in t] for t in explicit], dtype=np.intp)
+        report.critique_triples_total = len(explicit)
+        report.critique_triples_kept = triples_kept(learned_all, rows)
+    return report
