@@ -1,0 +1,164 @@
+"""Browser tests of what works without a recluster: login, import, upload, search, the
+document panel, keyboard navigation and the errors shown in the page."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Page, expect
+from sqlalchemy.orm import Session
+
+from foldwise.service.db import make_engine
+from foldwise.service.users import service as users
+
+from .conftest import Server, corpus_zip, login, topic_text
+
+
+def import_corpus(page: Page, per_folder: int = 5) -> None:
+    page.click("#upload-btn")
+    page.set_input_files(
+        "#file-input",
+        files=[{"name": "folders.zip", "mimeType": "application/zip", "buffer": corpus_zip(per_folder)}],
+    )
+    expect(page.locator("#upload-results tr[data-status]")).to_have_count(1)
+    expect(page.locator("#upload-results tbody tr").first).to_contain_text("imported")
+
+
+def test_login_errors_and_logout(page: Page, user: str) -> None:
+    page.goto("/")
+    expect(page).to_have_url(re.compile(r"/login$"))
+    page.fill("#login-name", user)
+    page.fill("#login-password", "not the password")
+    page.click("#login-submit")
+    expect(page.locator("#login-error")).to_have_text("Wrong name or password.")
+    expect(page.locator("body")).not_to_contain_text("detail")
+    login(page, user)
+    expect(page.locator("#user-name")).to_have_text(user)
+    expect(page.locator("#tree")).to_contain_text("No folders yet")
+    page.click("#logout-btn")
+    expect(page).to_have_url(re.compile(r"/login$"))
+    page.goto("/")
+    expect(page).to_have_url(re.compile(r"/login$"))
+
+
+def test_import_and_upload_show_per_file_results(page: Page, user: str) -> None:
+    login(page, user)
+    import_corpus(page)
+    row = page.locator("#upload-results tbody tr").first
+    expect(row).to_contain_text("15 documents in 3 new folders")
+    for name in ("cooking", "astronomy", "finance"):
+        expect(page.locator(f"#tree .folder:has-text('{name}')")).to_have_count(1)
+    expect(page.locator("#tree .folder", has_text="cooking").locator(".count")).to_have_text("5")
+
+    new = topic_text("gardening", 1).encode()
+    page.set_input_files(
+        "#file-input",
+        files=[
+            {"name": "garden-1.txt", "mimeType": "text/plain", "buffer": new},
+            {"name": "garden-again.txt", "mimeType": "text/plain", "buffer": new},
+            {"name": "tool.exe", "mimeType": "application/octet-stream", "buffer": b"MZ\x90\x00\x03"},
+            {"name": "broken.zip", "mimeType": "application/zip", "buffer": b"PK\x03\x04 not a zip"},
+            {"name": "empty.txt", "mimeType": "text/plain", "buffer": b""},
+        ],
+    )
+    rows = page.locator("#upload-results tbody tr")
+    expect(rows).to_have_count(6)
+    expect(rows.nth(5)).to_have_attribute("data-status", re.compile("."))
+    statuses = [rows.nth(i).get_attribute("data-status") for i in range(1, 6)]
+    assert statuses == ["stored", "duplicate", "rejected", "rejected", "rejected"]
+    expect(rows.nth(2)).to_contain_text("already stored")
+    expect(rows.nth(3).locator(".detail")).not_to_be_empty()
+    expect(rows.nth(4).locator(".detail")).to_contain_text(re.compile("zip", re.I))
+    # The new document shows in the tree, unfiled until a recluster places it.
+    expect(page.locator("#tree .doc.suggested, #tree .unfiled")).not_to_have_count(0)
+
+
+def test_drop_files_on_the_page(page: Page, user: str) -> None:
+    login(page, user)
+    page.evaluate(
+        """() => {
+          const dt = new DataTransfer();
+          dt.items.add(new File(["Telescope notes: galaxy, nebula, comet."], "sky.txt", {type: "text/plain"}));
+          const ev = new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true});
+          document.querySelector("#content").dispatchEvent(ev);
+        }"""
+    )
+    row = page.locator("#upload-results tbody tr").first
+    expect(row).to_have_attribute("data-status", "stored")
+    expect(row).to_contain_text("sky.txt")
+
+
+def test_search_opens_document_panel(page: Page, user: str) -> None:
+    login(page, user)
+    import_corpus(page)
+    page.fill("#search", "telescope galaxy")
+    hits = page.locator("#search-results li")
+    expect(hits).to_have_count(5)
+    expect(hits.first).to_contain_text("astronomy-")
+    expect(hits.first.locator("mark").first).to_be_visible()
+    hits.first.click()
+    expect(page.locator("#doc-title")).to_contain_text("astronomy-")
+    expect(page.locator("#doc-where")).to_contain_text("astronomy")
+    expect(page.locator("#doc-text")).to_contain_text("telescope")
+    # The document is revealed and selected in the tree.
+    expect(page.locator("#tree .doc.selected")).to_contain_text("astronomy-")
+    # Similar documents come from the same topic.
+    similar = page.locator("#similar li a")
+    expect(similar).to_have_count(5)
+    expect(similar.first).to_contain_text("astronomy-")
+    # The original file downloads.
+    href = page.get_attribute("#download-link", "href")
+    assert href is not None
+    res = page.request.get(href)
+    assert res.status == 200 and b"telescope" in res.body()
+    page.fill("#search", "zyzzyva")
+    expect(page.locator("#search-empty")).to_be_visible()
+
+
+def test_keyboard_navigation(page: Page, user: str) -> None:
+    login(page, user)
+    import_corpus(page, per_folder=2)
+    page.locator("#tree [role=treeitem]").first.focus()
+    first = page.locator("#tree > [role=treeitem]").first
+    expect(first).to_have_attribute("aria-expanded", "false")
+    page.keyboard.press("ArrowRight")
+    expect(first).to_have_attribute("aria-expanded", "true")
+    page.keyboard.press("ArrowDown")
+    focused = page.locator("#tree .node:focus")
+    expect(focused).to_have_class(re.compile(r"\bdoc\b"))
+    page.keyboard.press("Enter")
+    expect(page.locator("#doc-title")).to_be_visible()
+    page.keyboard.press("ArrowLeft")
+    expect(page.locator("#tree .node:focus")).to_have_attribute("aria-expanded", "true")
+    page.keyboard.press("ArrowLeft")
+    expect(first).to_have_attribute("aria-expanded", "false")
+    page.keyboard.press("ArrowDown")
+    expect(page.locator("#tree .node:focus .name")).to_have_text(
+        page.locator("#tree > [role=treeitem]").nth(1).locator(".name").first.inner_text()
+    )
+    # Expanded folders and the selection survive a reload.
+    page.keyboard.press("Enter")
+    page.reload()
+    expect(page.locator("#tree > [role=treeitem]").nth(1)).to_have_attribute("aria-expanded", "true")
+
+
+def test_expired_session_is_shown_in_the_page(page: Page, user: str, server: Server) -> None:
+    login(page, user)
+    import_corpus(page, per_folder=1)
+    # Changing the password ends every browser session of the user: the real expiry path.
+    engine = make_engine(f"sqlite:///{server.data_dir / 'foldwise.sqlite3'}")
+    with Session(engine) as session:
+        account = users.get_by_name(session=session, name=user)
+        assert account is not None
+        users.set_password(session=session, user=account, password="a new password 123")
+        session.commit()
+    engine.dispose()
+    page.fill("#search", "cooking")
+    banner = page.locator("#banner")
+    expect(banner).to_be_visible()
+    expect(banner).to_contain_text("session has expired")
+    expect(page.locator("#search-view")).not_to_contain_text("{")
+    page.click("#relogin")
+    expect(page.locator("#login-error")).to_contain_text("session has expired")
+    login(page, user, "a new password 123")
+    expect(page.locator("#tree .folder", has_text="cooking")).to_have_count(1)
