@@ -13,11 +13,14 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from foldwise.service import db
 from foldwise.service.config import Settings, settings
+from foldwise.service.critiques.routes import router as critiques_router
 from foldwise.service.documents.routes import router as documents_router
 from foldwise.service.errors import ServiceError
 from foldwise.service.folders.routes import router as folders_router
 from foldwise.service.imports.routes import router as imports_router
 from foldwise.service.limits import BodySizeLimit
+from foldwise.service.recluster import hooks as recluster_hooks
+from foldwise.service.recluster.routes import router as recluster_router
 from foldwise.service.search.routes import router as search_router
 from foldwise.service.ui import mount_ui
 from foldwise.service.users.routes import auth_router
@@ -79,8 +82,12 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
         folders_router,
         imports_router,
         search_router,
+        recluster_router,
+        critiques_router,
     ):
         app.include_router(router)
+    # New unfiled documents schedule a debounced recluster (recluster/hooks.py).
+    recluster_hooks.install()
     mount_ui(app)
 
     @app.get(

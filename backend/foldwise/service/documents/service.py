@@ -175,13 +175,62 @@ def create_document(
     return store(session=session, user=user, prepared=prepared, folder_id=folder_id)
 
 
+def store_many(
+    *, session: Session, user: User, items: list[tuple[Prepared, int | None]]
+) -> list[tuple[Document, bool]]:
+    """Store prepared documents with their (checked) folders; returns (document, duplicate)
+    in order. A content that occurs twice is stored once and reported as a duplicate the
+    second time. One query finds duplicates and one flush inserts the rest."""
+    digests = list({p.digest for p, _ in items})
+    known: dict[str, Document] = {}
+    for start in range(0, len(digests), 500):  # keep IN lists short
+        chunk = digests[start : start + 500]
+        known.update(
+            (d.content_hash, d)
+            for d in session.scalars(
+                select(Document).where(
+                    Document.user_id == user.id, Document.content_hash.in_(chunk)
+                )
+            )
+        )
+    new: dict[str, tuple[Prepared, int | None]] = {}
+    for prepared, folder_id in items:
+        if prepared.digest not in known and prepared.digest not in new:
+            new[prepared.digest] = (prepared, folder_id)
+    paths = blob_store(session).put_many({d: p.data for d, (p, _) in new.items()})
+    created = {
+        digest: Document(
+            user_id=user.id,
+            folder_id=folder_id,
+            title=prepared.title,
+            text=prepared.text,
+            content_hash=digest,
+            filename=prepared.filename,
+            media_type=prepared.media_type,
+            size=len(prepared.data),
+            blob_path=paths[digest],
+        )
+        for digest, (prepared, folder_id) in new.items()
+    }
+    session.add_all(created.values())
+    session.flush()
+    results, seen = [], set()
+    for prepared, _ in items:
+        if prepared.digest in created and prepared.digest not in seen:
+            seen.add(prepared.digest)
+            results.append((created[prepared.digest], False))
+        else:
+            results.append((known.get(prepared.digest) or created[prepared.digest], True))
+    return results
+
+
 def create_many(
     *,
     session: Session,
     user: User,
     items: list[tuple[Prepared, int | None]],
 ) -> list[tuple[Document, bool]]:
-    """Store prepared documents with their folders, in order; the caller commits once."""
+    """Store a batch of prepared documents with their folders, in order; the caller commits."""
     cfg = settings_of(session)
     if len(items) > cfg.max_batch_documents:
         raise TooLargeError(
@@ -189,7 +238,7 @@ def create_many(
         )
     for folder_id in {f for _, f in items if f is not None}:
         get_folder(session=session, user=user, folder_id=folder_id)
-    return [store(session=session, user=user, prepared=p, folder_id=f) for p, f in items]
+    return store_many(session=session, user=user, items=items)
 
 
 def get_document(*, session: Session, user: User, document_id: int) -> Document:

@@ -46,29 +46,28 @@ def import_listing(
         prepared.append((entry.folders, doc))
 
     ids: dict[tuple[str, ...], int | None] = {(): parent_id}
-    created = reused = new_docs = duplicates = 0
-    for path, doc in prepared:
+    created = reused = 0
+    for path, _ in prepared:
         for depth in range(1, len(path) + 1):
             key = path[:depth]
             if key in ids:
                 continue
             name = folders.clean_name(key[-1])
-            found = folders.find_child(
-                session=session, user=user, parent_id=ids[key[:-1]], name=name
-            )
+            parent_key = ids[key[:-1]]
+            found = folders.find_child(session=session, user=user, parent_id=parent_key, name=name)
             if found is None:
                 found = folders.create_folder(
-                    session=session, user=user, name=name, parent_id=ids[key[:-1]]
+                    session=session, user=user, name=name, parent_id=parent_key
                 )
                 created += 1
             else:
                 reused += 1
             ids[key] = found.id
-        _, duplicate = documents.store(
-            session=session, user=user, prepared=doc, folder_id=ids[path]
-        )
-        duplicates += duplicate
-        new_docs += not duplicate
+    results = documents.store_many(
+        session=session, user=user, items=[(doc, ids[path]) for path, doc in prepared]
+    )
+    duplicates = sum(1 for _, duplicate in results if duplicate)
+    new_docs = len(results) - duplicates
     return ImportReport(
         folders_created=created,
         folders_reused=reused,
