@@ -1,0 +1,93 @@
+"""``GET /api/questions/closer``: ask where the current model is least sure.
+
+Choice: among the unfiled documents that the newest tree version placed in an existing folder,
+take the one with the smallest similarity margin between its best and its runner-up folder
+(the two nearly tie: an answer moves the boundary most), skipping documents already asked
+about (a ``closer`` critique in force with the document as ``a``). ``b`` and ``c`` are the
+members of those two folders nearest to each folder's centroid, so the person compares the
+document with what each folder is typically about.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from foldwise.service.critiques.models import Critique
+from foldwise.service.critiques.schemas import CloserQuestion, DocumentRef
+from foldwise.service.documents.models import Document
+from foldwise.service.folders.models import Folder
+from foldwise.service.recluster.core_adapter import representatives
+from foldwise.service.recluster.models import TreePlacement
+from foldwise.service.recluster.tree import latest_version
+from foldwise.service.users.models import User
+
+#: Candidates (smallest margins first) tried before giving up.
+MAX_TRIES = 10
+
+
+def closer_question(*, session: Session, user: User) -> CloserQuestion | None:
+    """The next question, or ``None`` when there is nothing to ask."""
+    version = latest_version(session=session, user_id=user.id)
+    if version is None:
+        return None
+    asked = set(
+        session.scalars(
+            select(Critique.a).where(
+                Critique.user_id == user.id,
+                Critique.kind == "closer",
+                Critique.undone_at.is_(None),
+            )
+        )
+    )
+    unfiled = set(
+        session.scalars(
+            select(Document.id).where(Document.user_id == user.id, Document.folder_id.is_(None))
+        )
+    )
+    live_folders = dict(
+        session.execute(select(Folder.id, Folder.name).where(Folder.user_id == user.id)).all()
+    )
+    rows = session.scalars(
+        select(TreePlacement)
+        .where(
+            TreePlacement.version_id == version.id,
+            TreePlacement.folder_id.is_not(None),
+            TreePlacement.runner_up_folder_id.is_not(None),
+            TreePlacement.margin.is_not(None),
+        )
+        .order_by(TreePlacement.margin, TreePlacement.document_id)
+    )
+    tries = 0
+    for pl in rows:
+        if pl.document_id not in unfiled or pl.document_id in asked:
+            continue
+        best, runner = pl.folder_id, pl.runner_up_folder_id
+        if best not in live_folders or runner not in live_folders:
+            continue
+        tries += 1
+        if tries > MAX_TRIES:
+            break
+        reps = representatives(session=session, user_id=user.id, folder_ids=[best, runner])
+        if best not in reps or runner not in reps:
+            continue
+        docs = {
+            d.id: d
+            for d in session.scalars(
+                select(Document).where(Document.id.in_([pl.document_id, reps[best], reps[runner]]))
+            )
+        }
+
+        a, b, c = (docs[pl.document_id], docs[reps[best]], docs[reps[runner]])
+        return CloserQuestion(
+            a=DocumentRef(id=a.id, title=a.title, folder_id=a.folder_id),
+            b=DocumentRef(id=b.id, title=b.title, folder_id=b.folder_id),
+            c=DocumentRef(id=c.id, title=c.title, folder_id=c.folder_id),
+            tree_version=version.number,
+            reason=(
+                f"document {pl.document_id} is nearly as similar to folder "
+                f"{live_folders[runner]!r} as to {live_folders[best]!r} "
+                f"(margin {pl.margin:.3f}); b and c are their most typical documents"
+            ),
+        )
+    return None

@@ -1,0 +1,300 @@
+"""Critiques: what the person says about a tree, turned into filings and triples (DESIGN.md
+sec. 7). Keyword-only functions; callers commit, then schedule the debounced recluster."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from itertools import combinations
+from typing import Any
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from foldwise.service.critiques import consistency
+from foldwise.service.critiques.models import Critique, CritiqueTriple, RejectedGroup
+from foldwise.service.critiques.schemas import (
+    AcceptCritique,
+    CloserCritique,
+    CritiqueRead,
+    CritiqueUndone,
+    MoveCritique,
+    NotInCritique,
+    RejectCritique,
+    RenameCritique,
+)
+from foldwise.service.db import utcnow
+from foldwise.service.documents.models import Document
+from foldwise.service.documents.service import get_document
+from foldwise.service.errors import ConflictError, InvalidInputError, NotFoundError
+from foldwise.service.folders import service as folders
+from foldwise.service.folders.models import Folder
+from foldwise.service.recluster import tree
+from foldwise.service.recluster.models import TreeProposal
+from foldwise.service.recluster.service import bump_critique_seq, tree_state
+from foldwise.service.users.models import User
+
+#: A ``not_in`` critique states (p, q, d) for pairs of at most this many other members (the
+#: best-connected part of a big proposal already pins the document outside it).
+NOT_IN_MAX_MEMBERS = 30
+
+Body = (
+    MoveCritique | AcceptCritique | RenameCritique | RejectCritique | CloserCritique | NotInCritique
+)
+
+
+def triples_in_force(*, session: Session, user_id: int) -> dict[tuple[int, int, int], list[int]]:
+    """Explicit triples of critiques in force -> the critiques that stated them."""
+    out: dict[tuple[int, int, int], list[int]] = defaultdict(list)
+    for x, y, z, cid in session.execute(
+        select(CritiqueTriple.x, CritiqueTriple.y, CritiqueTriple.z, CritiqueTriple.critique_id)
+        .where(CritiqueTriple.user_id == user_id)
+        .order_by(CritiqueTriple.id)
+    ):
+        out[(x, y, z)].append(cid)
+    return dict(out)
+
+
+def _open_proposal(session: Session, user: User, key: str) -> tuple[TreeProposal, list[int]]:
+    """The proposal ``key`` of the newest version, still open, and its current members."""
+    proposal = session.scalar(
+        select(TreeProposal).where(TreeProposal.user_id == user.id, TreeProposal.key == key)
+    )
+    if proposal is None:
+        raise NotFoundError(f"proposal {key} not found")
+    latest = tree.latest_version(session=session, user_id=user.id)
+    if latest is None or proposal.version_id != latest.id:
+        raise ConflictError(
+            f"proposal {key} is from an older tree; the current tree is version "
+            f"{latest.number if latest else 0}: reload it"
+        )
+    if key in tree.closed_proposals(session=session, user_id=user.id):
+        raise ConflictError(f"proposal {key} was already accepted or rejected")
+    excluded = tree.not_in_pairs(session=session, user_id=user.id)
+    unfiled = set(
+        session.scalars(
+            select(Document.id).where(
+                Document.user_id == user.id,
+                Document.id.in_(proposal.document_ids),
+                Document.folder_id.is_(None),
+            )
+        )
+    )
+    members = [d for d in proposal.document_ids if d in unfiled and (key, d) not in excluded]
+    return proposal, members
+
+
+def _file(session: Session, docs: list[int], folder_id: int | None) -> dict[str, int | None]:
+    """File ``docs`` in ``folder_id``; returns {document id: previous folder} for undo."""
+    previous: dict[str, int | None] = {}
+    for doc_id in docs:
+        document = session.get(Document, doc_id)
+        if document is None:
+            continue
+        previous[str(doc_id)] = document.folder_id
+        document.folder_id = folder_id
+    session.flush()
+    return previous
+
+
+def _apply(
+    session: Session, user: User, body: Body, critique: Critique
+) -> list[tuple[int, int, int]]:
+    """Carry out ``body`` (filings, folder creation); returns the explicit triples it states."""
+    undo: dict[str, Any] = {}
+    triples: list[tuple[int, int, int]] = []
+    if isinstance(body, MoveCritique):
+        document = get_document(session=session, user=user, document_id=body.document_id)
+        folders.get_folder(session=session, user=user, folder_id=body.folder_id)
+        if document.folder_id == body.folder_id:
+            raise ConflictError(
+                f"document {body.document_id} is already in folder {body.folder_id}"
+            )
+        critique.document_id, critique.folder_id = body.document_id, body.folder_id
+        undo = {"filed": _file(session, [document.id], body.folder_id), "target": body.folder_id}
+    elif isinstance(body, AcceptCritique | RenameCritique | RejectCritique):
+        proposal, members = _open_proposal(session, user, body.proposal_id)
+        critique.proposal_id = body.proposal_id
+        parent = proposal.parent_folder_id
+        if parent is not None and session.get(Folder, parent) is None:
+            parent = None
+        if not members:
+            raise ConflictError(f"proposal {body.proposal_id} has no unfiled documents left")
+        if isinstance(body, RejectCritique):
+            critique.folder_id = parent
+            session.add(
+                RejectedGroup(
+                    user_id=user.id,
+                    critique_id=critique.id,
+                    document_ids=sorted(proposal.document_ids),
+                    parent_folder_id=parent,
+                )
+            )
+            # Documents of a top-level proposal have no parent folder to go to: they stay
+            # unfiled and are placed in existing folders by the next tree.
+            filed = _file(session, members, parent) if parent is not None else {}
+            undo = {"filed": filed, "target": parent}
+        else:
+            name = body.name if isinstance(body, RenameCritique) else proposal.name
+            created = folders.create_folder(session=session, user=user, name=name, parent_id=parent)
+            critique.name, critique.folder_id = created.name, created.id
+            undo = {
+                "filed": _file(session, members, created.id),
+                "target": created.id,
+                "created_folder_id": created.id,
+            }
+    elif isinstance(body, CloserCritique):
+        if len({body.a, body.b, body.c}) < 3:
+            raise InvalidInputError("a, b and c must be three different documents")
+        for doc_id in (body.a, body.b, body.c):
+            get_document(session=session, user=user, document_id=doc_id)
+        critique.a, critique.b, critique.c = body.a, body.b, body.c
+        triples = [(body.a, body.b, body.c)]
+    elif isinstance(body, NotInCritique):
+        get_document(session=session, user=user, document_id=body.document_id)
+        proposal, members = _open_proposal(session, user, body.proposal_id)
+        if body.document_id not in members:
+            raise InvalidInputError(
+                f"document {body.document_id} is not in proposal {body.proposal_id}"
+            )
+        others = [d for d in members if d != body.document_id][:NOT_IN_MAX_MEMBERS]
+        if len(others) < 2:
+            raise InvalidInputError(
+                f"proposal {body.proposal_id} needs two other members to say that "
+                f"document {body.document_id} does not belong with them"
+            )
+        critique.document_id, critique.proposal_id = body.document_id, body.proposal_id
+        triples = [(p, q, body.document_id) for p, q in combinations(others, 2)]
+    critique.undo = undo
+    return triples
+
+
+def create_critique(*, session: Session, user: User, body: Body) -> Critique:
+    """Store a critique, carry out its filings and add its triples, or change nothing.
+
+    Raises ``NotFoundError`` (unknown ids), ``InvalidInputError`` or ``ConflictError`` (e.g. it
+    contradicts the triples in force; the message names them). The caller commits.
+    """
+    state = tree_state(session=session, user_id=user.id)
+    critique = Critique(
+        user_id=user.id, author=user.name, kind=body.kind, tree_version=state.version
+    )
+    session.add(critique)
+    session.flush()  # its id: rejected groups and triples point at it
+    triples = _apply(session, user, body, critique)
+    consistency.check(
+        session=session,
+        user_id=user.id,
+        sources=triples_in_force(session=session, user_id=user.id),
+        new=triples,
+    )
+    session.flush()
+    for x, y, z in triples:
+        session.add(CritiqueTriple(critique_id=critique.id, user_id=user.id, x=x, y=y, z=z))
+    bump_critique_seq(session=session, user_id=user.id)
+    session.flush()
+    return critique
+
+
+def get_critique(*, session: Session, user: User, critique_id: int) -> Critique:
+    """The user's critique; ``NotFoundError`` for unknown ids and other users' critiques."""
+    critique = session.get(Critique, critique_id)
+    if critique is None or critique.user_id != user.id:
+        raise NotFoundError(f"critique {critique_id} not found")
+    return critique
+
+
+def undo_critique(*, session: Session, user: User, critique_id: int) -> CritiqueUndone:
+    """Undo a critique: remove its triples, put back what it filed where it can.
+
+    A document is put back only if it is still where the critique put it (the person may have
+    moved it since: then it stays, and a note says so). A folder made by accept / rename is
+    deleted only if it ended up empty and without subfolders.
+    """
+    critique = get_critique(session=session, user=user, critique_id=critique_id)
+    if critique.undone_at is not None:
+        raise ConflictError(f"critique {critique_id} was already undone")
+    notes: list[str] = []
+    removed = session.execute(
+        delete(CritiqueTriple).where(CritiqueTriple.critique_id == critique.id)
+    ).rowcount  # type: ignore[attr-defined]
+    session.execute(delete(RejectedGroup).where(RejectedGroup.critique_id == critique.id))
+    undo = critique.undo or {}
+    target = undo.get("target")
+    unfiled = restored = 0
+    for doc_id, previous in (undo.get("filed") or {}).items():
+        document = session.get(Document, int(doc_id))
+        if document is None:
+            continue
+        if document.folder_id != target:
+            notes.append(f"document {doc_id} was moved since; left where it is")
+            continue
+        document.folder_id = previous
+        if previous is None:
+            unfiled += 1
+        else:
+            restored += 1
+    session.flush()
+    folder_deleted = False
+    created = undo.get("created_folder_id")
+    if created is not None:
+        folder = session.get(Folder, created)
+        if folder is not None:
+            docs = session.scalar(
+                select(func.count()).select_from(Document).where(Document.folder_id == created)
+            )
+            subs = session.scalar(
+                select(func.count()).select_from(Folder).where(Folder.parent_id == created)
+            )
+            if docs or subs:
+                notes.append(f"folder {created} is kept: it holds documents or folders added since")
+            else:
+                session.delete(folder)
+                folder_deleted = True
+    critique.undone_at = utcnow()
+    session.flush()
+    consistency.check(
+        session=session,
+        user_id=user.id,
+        sources=triples_in_force(session=session, user_id=user.id),
+        new=[],
+    )
+    bump_critique_seq(session=session, user_id=user.id)
+    return CritiqueUndone(
+        id=critique.id,
+        triples_removed=removed,
+        documents_unfiled=unfiled,
+        documents_restored=restored,
+        folder_deleted=folder_deleted,
+        notes=notes,
+    )
+
+
+def list_critiques(
+    *, session: Session, user: User, include_undone: bool = False, offset: int = 0, limit: int = 50
+) -> list[Critique]:
+    """The user's critiques, newest first."""
+    query = select(Critique).where(Critique.user_id == user.id)
+    if not include_undone:
+        query = query.where(Critique.undone_at.is_(None))
+    return list(session.scalars(query.order_by(Critique.id.desc()).offset(offset).limit(limit)))
+
+
+def critique_read(*, session: Session, critique: Critique) -> CritiqueRead:
+    """The API view of a critique, with its triples and filings."""
+    triples = [
+        [x, y, z]
+        for x, y, z in session.execute(
+            select(CritiqueTriple.x, CritiqueTriple.y, CritiqueTriple.z)
+            .where(CritiqueTriple.critique_id == critique.id)
+            .order_by(CritiqueTriple.id)
+        )
+    ]
+    undo = critique.undo or {}
+    read = CritiqueRead.model_validate(critique)
+    return read.model_copy(
+        update={
+            "triples": triples,
+            "filed_document_ids": sorted(int(d) for d in (undo.get("filed") or {})),
+            "created_folder_id": undo.get("created_folder_id"),
+        }
+    )

@@ -1,0 +1,319 @@
+"""The one seam between the service and the clustering core (DESIGN.md sec. 2).
+
+DB rows -> core inputs (:func:`load_inputs`: exemplars per folder + unfiled documents, labels
+as folder paths, explicit triples as indices); core outputs -> rows (:func:`compute` returns
+plain data that :mod:`runner` writes as a tree version). Nothing else in the service imports
+``foldwise.core``'s estimators.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from foldwise import core
+from foldwise.service.critiques.models import CritiqueTriple, RejectedGroup
+from foldwise.service.documents.models import Document
+from foldwise.service.folders.models import Folder
+from foldwise.service.recluster import provisional_tree
+from foldwise.service.recluster.settings import ReclusterSettings
+
+Progress = Callable[[str, dict[str, int]], None]
+
+#: Documents per folder whose vectors define the folder's centroid (a random sample of big
+#: folders: the centroid of 50 documents is already stable, and it bounds the work).
+CENTROID_SAMPLE = 50
+
+
+def _bihac_family(cls: type) -> Callable[[ReclusterSettings, Progress], Any]:
+    def make(options: ReclusterSettings, report: Progress) -> Any:
+        return cls(
+            eta=options.eta,
+            r_max=options.r_max,
+            r_ni=options.r_ni,
+            progress=lambda run, r_max: report("weights", {"run": run, "r_max": r_max}),
+        )
+
+    return make
+
+
+def _ihac(options: ReclusterSettings, report: Progress) -> Any:
+    return core.IHAC(
+        progress=lambda done, total: report("cluster", {"merges_done": done, "merges_total": total})
+    )
+
+
+class _WithoutTriples:
+    """Adapts estimators whose ``fit(X, y)`` takes no explicit triples (002, 003 methods)."""
+
+    ignores_triples = True
+
+    def __init__(self, estimator: Any) -> None:
+        self.estimator = estimator
+
+    def fit(self, X: Any, y: Any, triples: Any) -> Any:
+        return self.estimator.fit(X, y)
+
+
+#: Method name -> estimator factory ``(options, report) -> estimator with fit(X, y, triples)``.
+METHODS: dict[str, Callable[[ReclusterSettings, Progress], Any]] = {
+    "biihac": _bihac_family(core.BiiHAC),
+    "bihac": _bihac_family(core.BiHAC),
+    "ihac": _ihac,
+    "hac": lambda options, report: core.HAC(),
+}
+if hasattr(core, "ConstrainedDivisive"):
+    METHODS["divisive"] = lambda options, report: _WithoutTriples(core.ConstrainedDivisive())
+if hasattr(core, "ProbabilisticHierarchy"):
+    METHODS["ggm"] = lambda options, report: _WithoutTriples(
+        core.ProbabilisticHierarchy(random_state=0)
+    )
+
+
+def available_methods() -> list[str]:
+    """The method names a recluster accepts."""
+    return sorted(METHODS)
+
+
+@dataclass
+class ReclusterInput:
+    """What one recluster sees: exemplars of filed documents, then every unfiled document."""
+
+    doc_ids: list[int]
+    folder_of: list[int | None]
+    X: sp.csr_matrix
+    terms: list[str]
+    #: Folder path (folder ids as strings, from the top) per document; ``None`` if unfiled.
+    labels: list[tuple[str, ...] | None]
+    #: Explicit triples over indices into ``doc_ids``, closed (001 Theorems 1-3).
+    triples: list[tuple[int, int, int]]
+    folders: dict[int, tuple[int | None, str]]
+    #: Vectors of the centroid sample of each folder (rows of ``X_all``), for placement.
+    centroid_rows: dict[int, list[int]]
+    X_all: sp.csr_matrix
+    rejected: list[set[int]]
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def _folder_paths(folders: dict[int, tuple[int | None, str]]) -> dict[int, tuple[str, ...]]:
+    paths: dict[int, tuple[str, ...]] = {}
+
+    def path(fid: int) -> tuple[str, ...]:
+        if fid not in paths:
+            parent = folders[fid][0]
+            # The parent is set first so that a cycle (impossible by the folder service's
+            # checks) could not recurse forever.
+            paths[fid] = (str(fid),)
+            paths[fid] = (path(parent) if parent is not None else ()) + (str(fid),)
+        return paths[fid]
+
+    for fid in folders:
+        path(fid)
+    return paths
+
+
+def load_inputs(
+    *, session: Session, user_id: int, options: ReclusterSettings, seed: int
+) -> ReclusterInput:
+    """Read the user's folders, documents and explicit triples, and pick the exemplars.
+
+    Per folder: a random sample of up to ``CENTROID_SAMPLE`` filed documents defines the
+    centroid; the ``exemplars_nearest`` nearest to it plus ``exemplars_random`` others join the
+    recluster (DESIGN.md sec. 5), so n grows with new documents and folders, not the archive.
+    Documents named by explicit triples always join, so that every triple applies.
+    """
+    rng = random.Random(seed)
+    folders = {
+        f.id: (f.parent_id, f.name)
+        for f in session.execute(
+            select(Folder.id, Folder.parent_id, Folder.name).where(Folder.user_id == user_id)
+        )
+    }
+    rows = session.execute(
+        select(Document.id, Document.folder_id)
+        .where(Document.user_id == user_id)
+        .order_by(Document.id)
+    ).all()
+    by_folder: dict[int, list[int]] = defaultdict(list)
+    unfiled: list[int] = []
+    for doc_id, folder_id in rows:
+        (unfiled if folder_id is None else by_folder[folder_id]).append(doc_id)
+    unfiled = unfiled[-options.max_unfiled :]
+    explicit = [
+        (t.x, t.y, t.z)
+        for t in session.scalars(select(CritiqueTriple).where(CritiqueTriple.user_id == user_id))
+    ]
+    named = {d for t in explicit for d in t}
+    sample = {
+        f: sorted(rng.sample(ids, min(len(ids), CENTROID_SAMPLE))) for f, ids in by_folder.items()
+    }
+    folder_of_doc = {d: f for f, ids in by_folder.items() for d in ids}
+    wanted = sorted({d for ids in sample.values() for d in ids} | set(unfiled) | named)
+    texts = (
+        dict(
+            session.execute(select(Document.id, Document.text).where(Document.id.in_(wanted))).all()
+        )
+        if wanted
+        else {}
+    )
+    wanted = [d for d in wanted if d in texts]
+    if len(wanted) < 2:
+        raise ValueError(f"nothing to cluster: {len(wanted)} document(s); a recluster needs 2")
+    X_all, model = core.text_features([texts[d] for d in wanted])
+    X_all = sp.csr_matrix(X_all, dtype=np.float64)
+    row_of = {d: i for i, d in enumerate(wanted)}
+
+    chosen: list[int] = []
+    centroid_rows: dict[int, list[int]] = {}
+    for f, ids in sample.items():
+        rows_f = [row_of[d] for d in ids if d in row_of]
+        centroid_rows[f] = rows_f
+        if not rows_f:
+            continue
+        centroid = np.asarray(X_all[rows_f].mean(axis=0)).ravel()
+        sims = X_all[rows_f] @ centroid
+        order = [rows_f[i] for i in np.argsort(-sims, kind="stable")]
+        near = order[: options.exemplars_nearest]
+        rest = order[options.exemplars_nearest :]
+        chosen += near + rng.sample(rest, min(len(rest), options.exemplars_random))
+    labeled_rows = sorted(
+        set(chosen) | {row_of[d] for d in named if d in row_of and d in folder_of_doc}
+    )
+    unlabeled_rows = [row_of[d] for d in wanted if d not in folder_of_doc]
+    order_rows = labeled_rows + unlabeled_rows
+    doc_ids = [wanted[r] for r in order_rows]
+    paths = _folder_paths(folders)
+    folder_of = [folder_of_doc.get(d) for d in doc_ids]
+    labels = [paths[f] if f is not None else None for f in folder_of]
+    index = {d: i for i, d in enumerate(doc_ids)}
+    triples = [
+        (index[x], index[y], index[z])
+        for x, y, z in explicit
+        if x in index and y in index and z in index
+    ]
+    closed = sorted(core.TripleSet(triples).closed) if triples else []
+    rejected = [
+        set(g.document_ids)
+        for g in session.scalars(select(RejectedGroup).where(RejectedGroup.user_id == user_id))
+    ]
+    return ReclusterInput(
+        doc_ids=doc_ids,
+        folder_of=folder_of,
+        X=X_all[order_rows],
+        terms=[str(t) for t in model.vocabulary_],
+        labels=labels,
+        triples=[tuple(t) for t in closed],  # type: ignore[misc]
+        folders=folders,
+        centroid_rows=centroid_rows,
+        X_all=X_all,
+        rejected=rejected,
+        stats={
+            "exemplars": len(labeled_rows),
+            "unfiled": len(unlabeled_rows),
+            "folders": len(folders),
+            "filed_total": sum(len(v) for v in by_folder.values()),
+            "explicit_triples": len(explicit),
+        },
+    )
+
+
+@dataclass
+class ReclusterOutput:
+    """A recluster result as plain data, ready to become rows."""
+
+    doc_ids: list[int]
+    linkage: list[list[float]]
+    proposals: list[provisional_tree.Proposal]
+    placements: list[provisional_tree.PlacementOut]
+    stats: dict[str, Any]
+
+
+def compute(
+    inputs: ReclusterInput, *, method: str, options: ReclusterSettings, report: Progress
+) -> ReclusterOutput:
+    """Fit ``method`` on the inputs, then build the extended tree."""
+    estimator = METHODS[method](options, report)
+    report("weights" if method in ("biihac", "bihac") else "cluster", {})
+    estimator.fit(inputs.X, inputs.labels, inputs.triples)
+    fitted = getattr(estimator, "estimator", estimator)
+    Z = np.asarray(fitted.linkage_, dtype=np.float64)
+    weights = getattr(fitted, "weights_", None)
+    if weights is None or np.shape(weights) != (inputs.X.shape[1],):
+        weights = np.ones(inputs.X.shape[1])
+    report("extended_tree", {})
+    tree = provisional_tree.extended_tree(
+        Z,
+        inputs.X,
+        inputs.labels,
+        weights=np.asarray(weights, dtype=np.float64),
+        term_names=inputs.terms,
+        folder_of=inputs.folder_of,
+        doc_ids=inputs.doc_ids,
+        folders=inputs.folders,
+        centroid_X=inputs.X_all,
+        centroid_rows=inputs.centroid_rows,
+        rejected=inputs.rejected,
+    )
+    stats = dict(inputs.stats)
+    stats["n_documents"] = len(inputs.doc_ids)
+    stats["explicit_triples_closed"] = len(inputs.triples)
+    if getattr(estimator, "ignores_triples", False):
+        stats["triples_ignored"] = True
+    for name in ("n_runs_", "cluster_errors_"):
+        if hasattr(fitted, name):
+            value = getattr(fitted, name)
+            stats[name.rstrip("_")] = (
+                [float(v) for v in value] if name == "cluster_errors_" else int(value)
+            )
+    return ReclusterOutput(
+        doc_ids=inputs.doc_ids,
+        linkage=Z.tolist(),
+        proposals=tree.proposals,
+        placements=tree.placements,
+        stats=stats,
+    )
+
+
+def representatives(*, session: Session, user_id: int, folder_ids: list[int]) -> dict[int, int]:
+    """For each folder, its filed document nearest its centroid (tf-idf over those folders'
+    documents, a sample of ``CENTROID_SAMPLE`` each): the folder's most typical member."""
+    rng = random.Random(0)
+    ids: dict[int, list[int]] = {}
+    for fid in folder_ids:
+        docs = list(
+            session.scalars(
+                select(Document.id)
+                .where(Document.user_id == user_id, Document.folder_id == fid)
+                .order_by(Document.id)
+            )
+        )
+        if docs:
+            ids[fid] = sorted(rng.sample(docs, min(len(docs), CENTROID_SAMPLE)))
+    every = [d for docs in ids.values() for d in docs]
+    if not every:
+        return {}
+    texts = dict(
+        session.execute(select(Document.id, Document.text).where(Document.id.in_(every))).all()
+    )
+    if len(every) < 2:
+        return {fid: docs[0] for fid, docs in ids.items()}
+    try:
+        X, _ = core.text_features([texts[d] for d in every])
+    except ValueError:  # too few terms survive the term filter: fall back to the first document
+        return {fid: docs[0] for fid, docs in ids.items()}
+    X = sp.csr_matrix(X, dtype=np.float64)
+    out, start = {}, 0
+    for fid, docs in ids.items():
+        block = X[start : start + len(docs)]
+        start += len(docs)
+        centroid = np.asarray(block.mean(axis=0)).ravel()
+        out[fid] = docs[int(np.argmax(block @ centroid))]
+    return out

@@ -1,0 +1,63 @@
+"""Automatic reclusters: new unfiled documents schedule one, debounced.
+
+The hook watches sessions rather than being called from each ingestion path (JSON post,
+upload, batch, import, CLI), so no path can forget it; it acts only after the commit, so a
+rolled-back upload schedules nothing and the worker always finds the documents it is told
+about. A failure here is logged, never raised: ingestion must not fail because of a recluster.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.orm import Session
+
+from foldwise.service.db import settings_of
+from foldwise.service.documents.models import Document
+
+log = logging.getLogger(__name__)
+
+_KEY = "foldwise.recluster.users"
+
+
+def _after_flush(session: Session, _context: Any) -> None:
+    users = {
+        obj.user_id for obj in session.new if isinstance(obj, Document) and obj.folder_id is None
+    }
+    if users:
+        session.info.setdefault(_KEY, set()).update(users)
+
+
+def _after_commit(session: Session) -> None:
+    users = session.info.pop(_KEY, None)
+    if not users:
+        return
+    from foldwise.service.recluster.runtime import runtime_for
+    from foldwise.service.recluster.service import schedule_auto
+
+    try:
+        rt = runtime_for(settings_of(session))
+        for user_id in sorted(users):
+            schedule_auto(rt=rt, user_id=user_id)
+    except Exception:
+        log.exception("could not schedule an automatic recluster for users %s", sorted(users))
+
+
+def _after_rollback(session: Session) -> None:
+    session.info.pop(_KEY, None)
+
+
+def install() -> None:
+    """Listen on every session (idempotent)."""
+    for name, fn in (
+        ("after_flush", _after_flush),
+        ("after_commit", _after_commit),
+        ("after_rollback", _after_rollback),
+    ):
+        if not event.contains(Session, name, fn):
+            event.listen(Session, name, fn)
+
+
+install()

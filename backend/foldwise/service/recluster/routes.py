@@ -1,0 +1,159 @@
+"""Recluster endpoints: start a job, read jobs (and follow one as SSE), the extended tree."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Body, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel
+from sqlalchemy import select
+
+from foldwise.service.config import SettingsDep
+from foldwise.service.db import SessionDep
+from foldwise.service.recluster import runner, service, tree
+from foldwise.service.recluster.models import TreeVersion
+from foldwise.service.recluster.runtime import Runtime, runtime_for
+from foldwise.service.recluster.schemas import ExtendedTree, JobPage, JobRead, ReclusterRequest
+from foldwise.service.users.auth import CurrentUser
+
+router = APIRouter(prefix="/api", tags=["recluster"])
+
+_ERRORS = {
+    404: {"description": "unknown job (or another user's)"},
+    422: {"description": "invalid input, e.g. an unknown method"},
+}
+#: How often the event stream looks at the job row.
+EVENT_POLL_SECONDS = 0.5
+
+
+def _runtime(cfg: SettingsDep) -> Runtime:
+    return runtime_for(cfg)
+
+
+@router.post("/recluster", response_model=JobRead, status_code=202, responses=_ERRORS)
+def start_recluster(
+    user: CurrentUser,
+    session: SessionDep,
+    cfg: SettingsDep,
+    body: Annotated[ReclusterRequest | None, Body()] = None,
+) -> JobRead:
+    """Start a recluster now; answers the queued job (follow it at /api/jobs/{id}/events)."""
+    rt = _runtime(cfg)
+    job = service.request_recluster(
+        session=session, rt=rt, user=user, method=body.method if body else None
+    )
+    return service.job_read(job)
+
+
+@router.get("/jobs", response_model=JobPage)
+def list_jobs(
+    user: CurrentUser,
+    session: SessionDep,
+    cfg: SettingsDep,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> JobPage:
+    """The caller's jobs, newest first (jobs of dead workers are requeued or failed first)."""
+    runner.reap(_runtime(cfg), user.id)
+    session.expire_all()
+    rows, total = service.list_jobs(session=session, user=user, offset=offset, limit=limit)
+    return JobPage(items=[service.job_read(j) for j in rows], total=total)
+
+
+@router.get("/jobs/{job_id}", response_model=JobRead, responses=_ERRORS)
+def get_job(job_id: int, user: CurrentUser, session: SessionDep, cfg: SettingsDep) -> JobRead:
+    """One job of the caller."""
+    service.get_job(session=session, user=user, job_id=job_id)
+    runner.reap(_runtime(cfg), user.id)
+    session.expire_all()
+    return service.job_read(service.get_job(session=session, user=user, job_id=job_id))
+
+
+@router.get(
+    "/jobs/{job_id}/events",
+    responses={**_ERRORS, 200: {"content": {"text/event-stream": {}}}},
+    response_class=StreamingResponse,
+)
+async def job_events(
+    job_id: int, request: Request, user: CurrentUser, session: SessionDep, cfg: SettingsDep
+) -> StreamingResponse:
+    """Server-sent events: ``progress`` whenever the job changes, then ``end`` when it is final."""
+    rt = _runtime(cfg)
+    user_id = user.id
+
+    def snapshot() -> JobRead:
+        runner.reap(rt, user_id)
+        with rt.sessions() as own:
+            job = own.get(service.ReclusterJob, job_id)
+            if job is None or job.user_id != user_id:
+                raise service.NotFoundError(f"job {job_id} not found")
+            return service.job_read(job)
+
+    first = await run_in_threadpool(snapshot)  # 404 before the stream starts
+
+    async def stream() -> AsyncIterator[str]:
+        current, last = first, ""
+        while True:
+            data = current.model_dump_json()
+            if data != last:
+                yield f"event: progress\ndata: {data}\n\n"
+                last = data
+            if current.state in ("done", "failed", "stale"):
+                yield f"event: end\ndata: {data}\n\n"
+                return
+            if await request.is_disconnected():
+                return
+            await asyncio.sleep(EVENT_POLL_SECONDS)
+            current = await run_in_threadpool(snapshot)
+
+    return StreamingResponse(
+        stream(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+@router.get("/tree/extended", response_model=ExtendedTree)
+def extended_tree(user: CurrentUser, session: SessionDep) -> ExtendedTree:
+    """The person's folders, proposed folders and where each unfiled document goes."""
+    result = tree.extended_tree(session=session, user=user)
+    session.commit()  # the tree state row may have been created
+    return result
+
+
+class TreeVersionRead(BaseModel):
+    """A stored tree version (without its dendrogram)."""
+
+    number: int
+    method: str
+    job_id: int | None
+    critique_seq: int
+    created_at: str
+    n_documents: int
+    stats: dict[str, object]
+
+
+@router.get("/tree/versions", response_model=list[TreeVersionRead])
+def tree_versions(user: CurrentUser, session: SessionDep) -> list[TreeVersionRead]:
+    """The caller's tree versions, newest first."""
+    rows = session.scalars(
+        select(TreeVersion)
+        .where(TreeVersion.user_id == user.id)
+        .order_by(TreeVersion.number.desc())
+    )
+    return [
+        TreeVersionRead(
+            number=v.number,
+            method=v.method,
+            job_id=v.job_id,
+            critique_seq=v.critique_seq,
+            created_at=v.created_at.isoformat(),
+            n_documents=len(v.doc_ids),
+            stats=dict(v.stats or {}),
+        )
+        for v in rows
+    ]

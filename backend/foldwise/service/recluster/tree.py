@@ -1,0 +1,162 @@
+"""The extended tree as served: the newest tree version laid over the current folders.
+
+A version is computed once; folders, filings and critiques change afterwards. Serving it over
+the current state keeps the person's own input visible at once: documents filed since drop out
+of the placements, accepted or rejected proposals drop out of the proposed folders, and a
+document said not to belong in a proposal leaves it (to the proposal's parent folder).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from foldwise.service.critiques.models import Critique
+from foldwise.service.documents.models import Document
+from foldwise.service.folders.models import Folder
+from foldwise.service.recluster.models import TreePlacement, TreeProposal, TreeVersion
+from foldwise.service.recluster.schemas import ExtendedFolder, ExtendedTree, Placement
+from foldwise.service.recluster.service import tree_state
+from foldwise.service.users.models import User
+
+
+def latest_version(*, session: Session, user_id: int) -> TreeVersion | None:
+    """The user's newest tree version, if any."""
+    return session.scalar(
+        select(TreeVersion)
+        .where(TreeVersion.user_id == user_id)
+        .order_by(TreeVersion.number.desc())
+        .limit(1)
+    )
+
+
+def closed_proposals(*, session: Session, user_id: int) -> set[str]:
+    """Keys of proposals accepted, renamed or rejected by critiques in force."""
+    return set(
+        session.scalars(
+            select(Critique.proposal_id).where(
+                Critique.user_id == user_id,
+                Critique.kind.in_(("accept", "rename", "reject")),
+                Critique.undone_at.is_(None),
+            )
+        )
+    )
+
+
+def not_in_pairs(*, session: Session, user_id: int) -> set[tuple[str, int]]:
+    """(proposal key, document id) pairs of ``not_in`` critiques in force."""
+    rows = session.execute(
+        select(Critique.proposal_id, Critique.document_id).where(
+            Critique.user_id == user_id,
+            Critique.kind == "not_in",
+            Critique.undone_at.is_(None),
+        )
+    )
+    return {(str(p), int(d)) for p, d in rows if p is not None and d is not None}
+
+
+def extended_tree(*, session: Session, user: User) -> ExtendedTree:
+    """``GET /api/tree/extended`` for ``user``."""
+    state = tree_state(session=session, user_id=user.id)
+    version = latest_version(session=session, user_id=user.id)
+    counts = dict(
+        session.execute(
+            select(Document.folder_id, func.count())
+            .where(Document.user_id == user.id, Document.folder_id.is_not(None))
+            .group_by(Document.folder_id)
+        ).all()
+    )
+    folders = [
+        ExtendedFolder(
+            kind="existing",
+            id=f.id,
+            name=f.name,
+            parent_id=f.parent_id,
+            document_count=counts.get(f.id, 0),
+        )
+        for f in session.scalars(
+            select(Folder).where(Folder.user_id == user.id).order_by(Folder.id)
+        )
+    ]
+    unfiled = dict(
+        session.execute(
+            select(Document.id, Document.title).where(
+                Document.user_id == user.id, Document.folder_id.is_(None)
+            )
+        ).all()
+    )
+    if version is None:
+        return ExtendedTree(
+            version=0,
+            method=None,
+            created_at=None,
+            critique_seq=state.critique_seq,
+            outdated=state.critique_seq > 0,
+            folders=folders,
+            placements=[],
+            unplaced_document_ids=sorted(unfiled),
+        )
+    closed = closed_proposals(session=session, user_id=user.id)
+    excluded = not_in_pairs(session=session, user_id=user.id)
+    proposals = session.scalars(
+        select(TreeProposal).where(TreeProposal.version_id == version.id).order_by(TreeProposal.id)
+    ).all()
+    parent_of: dict[str, int | None] = {}
+    for p in proposals:
+        if p.key in closed:
+            continue
+        members = [d for d in p.document_ids if d in unfiled and (p.key, d) not in excluded]
+        if not members:
+            continue
+        parent_of[p.key] = p.parent_folder_id
+        folders.append(
+            ExtendedFolder(
+                kind="proposed",
+                id=p.key,
+                name=p.name,
+                parent_id=p.parent_key or p.parent_folder_id,
+                document_count=len(members),
+                top_terms=list(p.top_terms),
+                document_ids=members,
+                cohesion=p.cohesion,
+            )
+        )
+    placements = []
+    placed = set()
+    for pl in session.scalars(
+        select(TreePlacement)
+        .where(TreePlacement.version_id == version.id)
+        .order_by(TreePlacement.document_id)
+    ):
+        if pl.document_id not in unfiled:
+            continue
+        target: int | str | None = pl.folder_id
+        confidence = pl.confidence
+        if pl.proposal_key is not None:
+            if pl.proposal_key in parent_of and (pl.proposal_key, pl.document_id) not in excluded:
+                target = pl.proposal_key
+            else:
+                # The proposal is gone (accepted, rejected) or the person took the document out
+                # of it: fall back to the best existing folder the version computed.
+                target = pl.runner_up_folder_id
+                confidence = min(confidence, 0.5)
+        placed.add(pl.document_id)
+        placements.append(
+            Placement(
+                document_id=pl.document_id,
+                title=unfiled[pl.document_id],
+                folder_id=target,
+                confidence=confidence,
+                terms=list(pl.terms),
+            )
+        )
+    return ExtendedTree(
+        version=version.number,
+        method=version.method,
+        created_at=version.created_at,
+        critique_seq=state.critique_seq,
+        outdated=state.critique_seq != version.critique_seq,
+        folders=folders,
+        placements=placements,
+        unplaced_document_ids=sorted(set(unfiled) - placed),
+    )

@@ -1,0 +1,162 @@
+"""Fixtures and factories of the recluster / critique tests (real queue, real corpus).
+
+Import the fixtures a module needs by name (``from .recluster_support import rt, worker``).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from foldwise.service.config import Settings
+from foldwise.service.documents import service as documents
+from foldwise.service.documents.models import Document
+from foldwise.service.imports.archive import Entry, Listing
+from foldwise.service.imports.service import import_listing
+from foldwise.service.queue import EmbeddedWorker
+from foldwise.service.recluster.runtime import Runtime, forget, runtime_for
+from foldwise.service.recluster.settings import ReclusterSettings
+from foldwise.service.users import service as users
+
+CORPUS = Path("/work/shared/corpora/python-docs")
+
+
+def fast_options(**overrides: Any) -> ReclusterSettings:
+    """Options for tests: no automatic jobs unless asked, few biHAC runs, quick heartbeats."""
+    values: dict[str, Any] = {
+        "auto": False,
+        "debounce_seconds": 0.3,
+        "r_max": 4,
+        "r_ni": 2,
+        "heartbeat_seconds": 0.2,
+        "heartbeat_timeout_seconds": 3.0,
+        "max_attempts": 2,
+        "max_reruns": 2,
+    }
+    values.update(overrides)
+    return ReclusterSettings(**values)
+
+
+@pytest.fixture
+def rt(settings: Settings) -> Iterator[Runtime]:
+    """The recluster runtime of the test's settings (its own SQLite queue in the data dir)."""
+    runtime = runtime_for(settings, fast_options())
+    yield runtime
+    runtime.progress_hook = None
+    forget(settings)
+
+
+@pytest.fixture
+def worker(rt: Runtime) -> Iterator[EmbeddedWorker]:
+    """The real Huey consumer, embedded in this process (as ``foldwise serve`` runs it)."""
+    embedded = EmbeddedWorker(rt.queue, workers=1)
+    embedded.start()
+    yield embedded
+    embedded.stop()
+
+
+def corpus_files(folder: str) -> list[Path]:
+    """The .txt documents directly in ``folder`` of python-docs (sorted)."""
+    return sorted((CORPUS / folder).glob("*.txt"))
+
+
+def seed_user(
+    rt: Runtime,
+    name: str,
+    *,
+    filed: dict[str, int],
+    new: dict[str, int],
+    seed: int = 0,
+) -> dict[str, Any]:
+    """A user whose folders hold ``filed[folder]`` documents of each python-docs folder and who
+    then posted ``new[folder]`` more (unfiled). Folders only in ``new`` are held back: the
+    person has no such folder. Returns the token header, user id and the ids by origin."""
+    rng = random.Random(seed)
+    entries, fresh = [], []
+    for folder in sorted(set(filed) | set(new)):
+        files = corpus_files(folder)
+        rng.shuffle(files)
+        k = filed.get(folder, 0)
+        entries += [Entry((folder.split("/")[-1],), f.name, f.read_bytes()) for f in files[:k]]
+        fresh += [(folder, f) for f in files[k : k + new.get(folder, 0)]]
+    with rt.sessions() as session:
+        user = users.create_user(session=session, name=name)
+        _, secret = users.create_token(session=session, user=user)
+        import_listing(session=session, user=user, listing=Listing(entries=entries))
+        new_ids: dict[str, list[int]] = {}
+        for folder, f in fresh:
+            doc, _ = documents.create_document(
+                session=session, user=user, data=f.read_bytes(), filename=f.name
+            )
+            new_ids.setdefault(folder, []).append(doc.id)
+        session.commit()
+        user_id = user.id
+    return {"headers": {"Authorization": f"Bearer {secret}"}, "user_id": user_id, "new": new_ids}
+
+
+def wait_job(
+    client: TestClient, headers: dict[str, str], job_id: int, timeout: float = 120
+) -> dict:
+    """Poll a job until it is final (a generous limit: CI machines are slow)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        job = client.get(f"/api/jobs/{job_id}", headers=headers).json()
+        if job["state"] in ("done", "failed", "stale"):
+            return job
+        if time.monotonic() > deadline:
+            raise AssertionError(f"job {job_id} not final after {timeout}s: {job}")
+        time.sleep(0.1)
+
+
+def recluster(client: TestClient, headers: dict[str, str], **body: Any) -> dict:
+    """Request a recluster and wait for it; asserts it ends done."""
+    response = client.post("/api/recluster", json=body or None, headers=headers)
+    assert response.status_code == 202, response.text
+    job = wait_job(client, headers, response.json()["id"])
+    assert job["state"] == "done", job
+    return job
+
+
+def merge_step_of_lca(linkage: list[list[float]], n: int) -> dict[int, int]:
+    """Parent merge step of every dendrogram node (leaves and merges)."""
+    parent: dict[int, int] = {}
+    for k, row in enumerate(linkage):
+        parent[int(row[0])] = n + k
+        parent[int(row[1])] = n + k
+    return parent
+
+
+def triple_holds(linkage: list[list[float]], doc_ids: list[int], t: tuple[int, int, int]) -> bool:
+    """Whether the dendrogram joins x with y strictly before x with z (001 Properties 1-2)."""
+    n = len(doc_ids)
+    parent = merge_step_of_lca(linkage, n)
+    index = {d: i for i, d in enumerate(doc_ids)}
+    x, y, z = (index[d] for d in t)
+
+    def ancestors(v: int) -> list[int]:
+        out = []
+        while v in parent:
+            v = parent[v]
+            out.append(v)
+        return out
+
+    ax = ancestors(x)
+    lca_xy = next(a for a in ax if a in set(ancestors(y)))
+    lca_xz = next(a for a in ax if a in set(ancestors(z)))
+    return lca_xy < lca_xz
+
+
+def unfiled_ids(rt: Runtime, user_id: int) -> set[int]:
+    with rt.sessions() as session:
+        return set(
+            session.scalars(
+                select(Document.id).where(Document.user_id == user_id, Document.folder_id.is_(None))
+            )
+        )
