@@ -21,6 +21,7 @@ const state = {
   tree: null,            // the model built by buildTree()
   version: null,         // extended tree version shown
   expanded: new Set(),   // keys of expanded folders
+  seenProposals: new Set(), // proposals already revealed once
   selected: null,        // key of the selected node
   openDoc: null,         // id of the document in the panel
   job: null,             // the job being watched {id, state, ...}
@@ -48,6 +49,7 @@ function detailOf(body, status) {
   if (Array.isArray(d)) {
     return d.map((e) => `${(e.loc || []).slice(1).join(".") || "input"}: ${e.msg}`).join("; ");
   }
+  if (status >= 500) return `the server failed (error ${status}); try again, or tell your administrator`;
   return `the server answered ${status}`;
 }
 
@@ -191,8 +193,23 @@ async function loadTree() {
   const base = await basePromise;
   state.tree = buildTree(base, ext);
   state.version = state.tree.version;
+  revealNewProposals();
   renderTree();
   return state.tree;
+}
+
+/** Open the folders that hold proposals the person has not seen yet (once per proposal). */
+function revealNewProposals() {
+  for (const f of state.tree.folders.values()) {
+    if (f.kind !== "proposed" || state.seenProposals.has(f.key)) continue;
+    state.seenProposals.add(f.key);
+    let key = f.parentKey;
+    while (key) {
+      state.expanded.add(key);
+      const parent = state.tree.folders.get(key);
+      key = parent ? parent.parentKey : null;
+    }
+  }
 }
 
 /* ------------------------------------------------------------ tree view */
@@ -205,9 +222,13 @@ function folderHtml(f, depth, out) {
   const cls = ["node", "folder", f.kind];
   if (f.pending) cls.push("pending");
   if (state.selected === f.key) cls.push("selected");
-  const terms = f.kind === "proposed" && f.terms.length
-    ? `<span class="terms" title="top terms">${esc(f.terms.slice(0, 4).join(", "))}</span>` : "";
-  const fresh = f.fresh ? ` <span class="new" title="suggested, not filed yet">+${f.fresh}</span>` : "";
+  // A proposal's name is made of its top terms; show the terms only when they add something.
+  const extra = f.terms.filter((t) => !f.name.toLowerCase().includes(t.toLowerCase())).slice(0, 3);
+  const terms = f.kind === "proposed" && extra.length
+    ? `<span class="terms" title="top terms: ${esc(f.terms.join(", "))}">${esc(extra.join(", "))}</span>` : "";
+  const filed = f.total - f.fresh;
+  const fresh = f.fresh ? `<span class="new" title="${f.fresh} suggested here, not filed yet">+${f.fresh}</span>` : "";
+  const countText = filed || !f.fresh ? `${filed}${fresh ? " " : ""}${fresh}` : fresh;
   const actions = f.kind === "proposed" && !f.pending
     ? `<span class="proposal-actions"><button class="small act-accept" title="Accept this folder">Accept</button>` +
       `<button class="small act-rename" title="Accept under another name">Rename</button>` +
@@ -219,7 +240,7 @@ function folderHtml(f, depth, out) {
       `<div class="row" style="padding-left:${6 + depth * 16}px">` +
       `<span class="twisty">${hasKids ? (open ? "▾" : "▸") : ""}</span><span class="icon folder"></span>` +
       `<span class="name">${esc(f.name)}</span>${terms}${actions}` +
-      `<span class="count" title="${f.total} documents">${f.total}${fresh}</span></div>`,
+      `<span class="count" title="${filed} filed, ${f.fresh} suggested">${countText}</span></div>`,
   );
   if (open && hasKids) {
     out.push('<div role="group">');
@@ -270,6 +291,7 @@ function saveView() {
   try {
     sessionStorage.setItem(STORE, JSON.stringify({
       expanded: [...state.expanded], selected: state.selected, openDoc: state.openDoc,
+      seen: [...state.seenProposals].slice(-500),
     }));
   } catch (_) { /* private mode: the view is simply not remembered */ }
 }
@@ -280,6 +302,7 @@ function restoreView() {
     state.expanded = new Set(v.expanded || []);
     state.selected = v.selected || null;
     state.openDoc = v.openDoc || null;
+    state.seenProposals = new Set(v.seen || []);
   } catch (_) { /* ignore */ }
 }
 
