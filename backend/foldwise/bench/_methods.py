@@ -10,6 +10,9 @@ baseline) and a folder for every new document. How each method decides a folder:
 * ``biihac``: the placement model of the extended tree (``foldwise.core.FolderPlacement``)
   under the learned term weights, using the labeled and the new documents; when it is not
   confident of the exact folder it places the document only as deep as it is (003 sec. 3.1).
+* ``divisive`` (constraints on level 1), ``divisive-all`` (one constraint set per level,
+  002 sec. 3.2), ``ggm`` (modified L2), ``ggm-l2``, ``ggm-confusion``, ``ggm-sample``: the
+  dendrogram majority rule, as for HAC.
 * ``svm``: a linear SVM trained on the labeled documents' folders (what paperless-ngx does).
 """
 
@@ -18,12 +21,21 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from foldwise.core import HAC, IHAC, BiHAC, BiiHAC, FolderPath
+from foldwise.core import (
+    HAC,
+    IHAC,
+    BiHAC,
+    BiiHAC,
+    ConstrainedDivisive,
+    FolderPath,
+    ProbabilisticHierarchy,
+)
 
 Labels = Sequence[FolderPath | None]
 
@@ -70,9 +82,9 @@ def majority_of_nearest_labeled(Z: NDArray[np.float64], labels: Labels) -> list[
     return placed
 
 
-def _dendrogram_method(make: Callable[[], HAC | IHAC | BiHAC]) -> Callable[..., MethodOutput]:
+def _dendrogram_method(make: Callable[..., Any]) -> Callable[..., MethodOutput]:
     def run(X: sp.csr_matrix, labels: Labels, seed: int) -> MethodOutput:
-        model = make().fit(X, labels)
+        model = make(seed).fit(X, labels)
         Z = model.linkage_
         return MethodOutput(
             Z, majority_of_nearest_labeled(Z, labels), getattr(model, "weights_", None)
@@ -131,9 +143,21 @@ def _svm(X: sp.csr_matrix, labels: Labels, seed: int) -> MethodOutput:
 
 METHODS: dict[str, Callable[..., MethodOutput]] = {
     "scipy": _scipy,
-    "hac": _dendrogram_method(HAC),
-    "ihac": _dendrogram_method(IHAC),
-    "bihac": _dendrogram_method(BiHAC),
+    "hac": _dendrogram_method(lambda seed: HAC()),
+    "ihac": _dendrogram_method(lambda seed: IHAC()),
+    "bihac": _dendrogram_method(lambda seed: BiHAC()),
     "biihac": _biihac,
+    "divisive": _dendrogram_method(lambda seed: ConstrainedDivisive(level=1)),
+    "divisive-all": _dendrogram_method(lambda seed: ConstrainedDivisive(level=(1, 2, 3))),
+    "ggm": _dendrogram_method(lambda seed: ProbabilisticHierarchy(random_state=seed)),
+    "ggm-l2": _dendrogram_method(
+        lambda seed: ProbabilisticHierarchy(similarity="l2", random_state=seed)
+    ),
+    "ggm-confusion": _dendrogram_method(
+        lambda seed: ProbabilisticHierarchy(similarity="confusion", random_state=seed)
+    ),
+    "ggm-sample": _dendrogram_method(
+        lambda seed: ProbabilisticHierarchy(similarity="sample", random_state=seed)
+    ),
     "svm": _svm,
 }
