@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.linalg import solve_triangular
 from scipy.special import logsumexp
 from sklearn.cluster import kmeans_plusplus
 
@@ -58,7 +59,8 @@ def log_gaussian(
     out = np.empty((n, means.shape[0]))
     for k, (mu, cov) in enumerate(zip(means, covariances, strict=True)):
         L = np.linalg.cholesky(cov)
-        sol = np.linalg.solve(L, (Z - mu).T)
+        # a triangular solve, not a general one: O(n d^2) without an LU per call
+        sol = solve_triangular(L, (Z - mu).T, lower=True, check_finite=False)
         logdet = 2 * np.log(np.diag(L)).sum()
         out[:, k] = -0.5 * (d * math.log(2 * math.pi) + logdet + (sol * sol).sum(axis=0))
     return out
@@ -145,6 +147,7 @@ def fit_usggm(
     lambda_: float = 1.0,
     gamma: float = 0.5,
     max_iter: int = 100,
+    tol: float = 1e-4,
     sigma0: NDArray[np.float64] | None = None,
     rng: np.random.Generator,
 ) -> GeneralizableMixture:
@@ -165,7 +168,9 @@ def fit_usggm(
     gamma : float, default=0.5
         Split ratio, in (0, 1): the share of each data set used for the means.
     max_iter : int, default=100
-        The loop stops earlier once no document changes component (003 sec. 2.1).
+        The loop stops earlier once no document changes component (003 sec. 2.1) or the
+        negative log-likelihood changes by at most ``tol`` relative (003 footnote 3).
+    tol : float, default=1e-4
     sigma0 : ndarray of shape (d, d), optional
         The overall covariance; computed from ``Z`` if omitted.
     rng : Generator
@@ -205,12 +210,19 @@ def fit_usggm(
     w = np.where(labeled, 1.0, lambda_)
     gm = GeneralizableMixture(weights, means, covs, class_given, math.inf, math.inf, 0)
     assigned = None
+    previous = math.inf
     for it in range(1, max_iter + 1):
-        resp = first_resp if it == 1 else component_posteriors(gm, Z, y)  # step 1
-        now = resp.argmax(axis=1)
-        if assigned is not None and np.array_equal(now, assigned):
-            break
-        assigned = now
+        if it == 1:
+            resp = first_resp
+        else:
+            resp, nll = _e_step(gm, Z, y, lambda_)  # step 1
+            # 003 sec. 2.1 stops once no document changes component; footnote 3 allows a
+            # likelihood criterion, which ends the runs where a few documents keep flipping
+            unchanged = np.array_equal(resp.argmax(axis=1), assigned)
+            if unchanged or abs(previous - nll) <= tol * abs(nll):
+                break
+            previous = nll
+        assigned = resp.argmax(axis=1)
         wr = resp * w[:, None]
         # step 2: means from the first half
         mass1 = wr[first_half].sum(axis=0)
@@ -244,7 +256,7 @@ def fit_usggm(
             class_given[mass_l <= 0] = class_prior
         means, covs, weights = new_means, new_covs, new_weights
         gm = GeneralizableMixture(weights, means, covs, class_given, math.inf, math.inf, it)
-    nll = negative_log_likelihood(gm, Z, y, lambda_)
+    nll = _e_step(gm, Z, y, lambda_)[1]
     aic = nll + n_parameters(K, d, C)
     return GeneralizableMixture(weights, means, covs, class_given, nll, aic, gm.n_iter)
 
@@ -252,14 +264,21 @@ def fit_usggm(
 def negative_log_likelihood(
     gm: GeneralizableMixture, Z: NDArray[np.float64], y: NDArray[np.intp], lambda_: float
 ) -> float:
-    """003 eq. 5."""
+    """003 eq. 5: labeled terms log p(y, x), unlabeled terms lambda log p(x)."""
+    return _e_step(gm, Z, y, lambda_)[1]
+
+
+def _e_step(
+    gm: GeneralizableMixture, Z: NDArray[np.float64], y: NDArray[np.intp], lambda_: float
+) -> tuple[NDArray[np.float64], float]:
+    """Posteriors P(k|x) / P(k|y, x) (003 Fig. 1 step 1) and eq. 5, from one density pass."""
     log_joint = log_gaussian(Z, gm.means, gm.covariances) + np.log(_floor(gm.weights))
     labeled = y >= 0
-    total = -lambda_ * float(logsumexp(log_joint[~labeled], axis=1).sum())
     if labeled.any() and gm.class_given_component.shape[1]:
-        lj = log_joint[labeled] + np.log(_floor(gm.class_given_component[:, y[labeled]].T))
-        total -= float(logsumexp(lj, axis=1).sum())
-    return total
+        log_joint[labeled] += np.log(_floor(gm.class_given_component[:, y[labeled]].T))
+    log_norm = logsumexp(log_joint, axis=1)
+    nll = -lambda_ * float(log_norm[~labeled].sum()) - float(log_norm[labeled].sum())
+    return np.exp(log_joint - log_norm[:, None]), nll
 
 
 def _kmeans_start(
