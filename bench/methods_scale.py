@@ -17,9 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ihac_speed import synthetic_corpus
-
 from foldwise.core import ConstrainedDivisive, ProbabilisticHierarchy, text_features
+from ihac_speed import synthetic_corpus
 
 CONFIGS: dict[str, Callable[[], Any]] = {
     "divisive": lambda: ConstrainedDivisive(),
