@@ -58,6 +58,19 @@ def register(app: typer.Typer) -> None:
         _echo_err(f"worker on {'redis' if settings.redis_url else 'sqlite'}; tasks from {loaded}")
         run_worker(huey, workers=threads)
 
+    @app.command("queue-ping")
+    def queue_ping(timeout: float = 10.0) -> None:
+        """Exit 0 if a worker answers a ping task within TIMEOUT seconds (health checks)."""
+        from foldwise.service.queue import ping
+
+        result = ping("pong")
+        try:
+            answer = result.get(blocking=True, timeout=timeout)
+        except Exception as exc:  # huey raises its own timeout type; any failure is "down"
+            _echo_err(f"no worker answered within {timeout:g}s: {exc!r}")
+            raise typer.Exit(1) from exc
+        typer.echo(answer)
+
     @app.command("import")
     def import_command(
         path: Annotated[Path, typer.Argument(help="a directory tree or a .zip file")],

@@ -1,0 +1,33 @@
+# Foldwise API and worker image. The same image runs `foldwise serve` and `foldwise worker`.
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    FOLDWISE_DATA_DIR=/data
+
+WORKDIR /app
+
+# Dependencies first, so that code changes do not reinstall them.
+COPY pyproject.toml README.md ./
+COPY backend/foldwise/__init__.py backend/foldwise/__init__.py
+RUN pip install --upgrade pip && pip install -e .
+
+# Editable install: alembic.ini and migrations/ are found next to the package (service/migrate.py).
+COPY alembic.ini ./
+COPY migrations ./migrations
+COPY backend ./backend
+COPY frontend ./frontend
+RUN pip install --no-deps -e . \
+    && useradd --system --uid 10001 --home-dir /data foldwise \
+    && mkdir -p /data && chown foldwise /data
+
+USER foldwise
+VOLUME ["/data"]
+EXPOSE 8000
+
+HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
+    CMD python -c "import urllib.request,sys; sys.exit(urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=4).status != 200)"
+
+# `serve` upgrades the database first (the prestart step), then serves on 0.0.0.0:8000.
+CMD ["foldwise", "serve", "--host", "0.0.0.0", "--port", "8000"]
