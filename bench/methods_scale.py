@@ -61,7 +61,8 @@ def main() -> None:
         return
     for n in (int(s) for s in args.sizes.split(",")):
         X, _, labels = synthetic_corpus(n)
-        print(f"synthetic: {n} documents, {X.shape[1]} terms, 1000 labeled")
+        n_labeled = sum(p is not None for p in labels)
+        print(f"synthetic: {n} documents, {X.shape[1]} terms, {n_labeled} labeled")
         time_fits(X, labels)
 
 

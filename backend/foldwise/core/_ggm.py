@@ -220,7 +220,8 @@ class ProbabilisticHierarchy(BaseEstimator):
     labels_ : ndarray of shape (n_samples,)
         Component of each training document (by P(k|y, x) for labeled ones).
     n_components_ : int
-    weights_ : ndarray of shape (n_components_,)
+    priors_ : ndarray of shape (n_components_,)
+        Component priors P(k). (Not ``weights_``: in Foldwise that name means term weights.)
     means_ : ndarray of shape (n_components_, n_dims_)
     covariances_ : ndarray of shape (n_components_, n_dims_, n_dims_)
     class_given_component_ : ndarray of shape (n_components_, n_classes)
@@ -308,7 +309,7 @@ class ProbabilisticHierarchy(BaseEstimator):
         gm = res.mixture
         self.mixture_ = gm
         self.n_components_ = gm.n_components
-        self.weights_ = gm.weights
+        self.priors_ = gm.weights
         self.means_ = gm.means
         self.covariances_ = gm.covariances
         self.class_given_component_ = gm.class_given_component
@@ -383,7 +384,7 @@ class ProbabilisticHierarchy(BaseEstimator):
         """
         check_is_fitted(self, "mixture_")
         members = node_members(self.component_linkage_, self.n_components_)
-        w = members * self.weights_
+        w = members * self.priors_
         node_means = (w @ self.means_) / w.sum(axis=1, keepdims=True)
         terms = node_means if self.components_ is None else node_means @ self.components_
         if feature_names is None:
