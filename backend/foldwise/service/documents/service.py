@@ -71,7 +71,10 @@ def prepare(
             raise TooLargeError(
                 f"text has {len(text)} characters; the limit is {cfg.max_text_chars}"
             )
-        name = safe_filename(filename, "document.txt")
+        # Without a file name, the title names the stored original ("Shopping.txt").
+        name = safe_filename(
+            filename or (f"{title.strip()}.txt" if title else None), "document.txt"
+        )
         if not extraction.is_supported(name):
             name += ".txt"
         data = text.replace("\x00", "").encode("utf-8")
