@@ -160,3 +160,51 @@ def unfiled_ids(rt: Runtime, user_id: int) -> set[int]:
                 select(Document.id).where(Document.user_id == user_id, Document.folder_id.is_(None))
             )
         )
+
+
+def seed_python_docs(
+    rt: Runtime,
+    name: str,
+    *,
+    held_back: tuple[str, ...] = (),
+    new_fraction: float = 0.3,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Import python-docs as the person's hierarchy (the import service, full folder paths),
+    keeping back every document under ``held_back`` folders and ``new_fraction`` of each other
+    folder; those are then posted as new, unfiled documents. Files at the corpus root (no
+    folder) are left out. Returns headers, user id, and for each new document its true folder
+    path (``new``: {document id: "a/b"}) and whether that folder was held back."""
+    rng = random.Random(seed)
+    by_folder: dict[str, list[Path]] = {}
+    for path in sorted(CORPUS.rglob("*.txt")):
+        rel = path.relative_to(CORPUS)
+        if len(rel.parts) > 1:
+            by_folder.setdefault("/".join(rel.parts[:-1]), []).append(path)
+    entries, fresh = [], []
+    for folder, files in sorted(by_folder.items()):
+        hidden = any(folder == h or folder.startswith(h + "/") for h in held_back)
+        files = list(files)
+        rng.shuffle(files)
+        k = 0 if hidden else max(1, round(len(files) * (1 - new_fraction)))
+        entries += [Entry(tuple(folder.split("/")), f.name, f.read_bytes()) for f in files[:k]]
+        fresh += [(folder, f) for f in files[k:]]
+    rng.shuffle(fresh)
+    with rt.sessions() as session:
+        user = users.create_user(session=session, name=name)
+        _, secret = users.create_token(session=session, user=user)
+        import_listing(session=session, user=user, listing=Listing(entries=entries))
+        truth: dict[int, str] = {}
+        for folder, f in fresh:
+            doc, _ = documents.create_document(
+                session=session, user=user, data=f.read_bytes(), filename=f.name
+            )
+            truth[doc.id] = folder
+        session.commit()
+        user_id = user.id
+    return {
+        "headers": {"Authorization": f"Bearer {secret}"},
+        "user_id": user_id,
+        "new": truth,
+        "held_back": held_back,
+    }
