@@ -443,8 +443,10 @@ def _class_codes(
     if y is None:
         return np.full(n, -1, dtype=np.intp), []
     index: dict[Hashable, int] = {}
+    # folder paths may arrive as lists; as dict keys they must be tuples
+    keys = [tuple(lab) if isinstance(lab, list) else lab for lab in y]
     codes = np.array(
-        [-1 if lab is None else index.setdefault(lab, len(index)) for lab in y], dtype=np.intp
+        [-1 if lab is None else index.setdefault(lab, len(index)) for lab in keys], dtype=np.intp
     )
     return codes, list(index)
 
