@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Form, Query, Response, UploadFile, status
 from fastapi.responses import FileResponse
@@ -25,7 +25,7 @@ from foldwise.service.users.auth import CurrentUser
 
 router = APIRouter(prefix="/api/documents", tags=["documents"])
 
-_ERRORS = {
+_ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "unknown folder or document (or another user's)"},
     413: {"description": "over a size limit"},
     415: {"description": "unsupported file type"},

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, status
 
@@ -23,7 +23,7 @@ from foldwise.service.users.auth import CurrentUser
 
 router = APIRouter(prefix="/api/folders", tags=["folders"])
 
-_ERRORS = {
+_ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "unknown folder (or another user's)"},
     409: {"description": "name taken, cycle, or folder not empty"},
     422: {"description": "invalid name or too deep"},

@@ -186,11 +186,12 @@ def delete_folder(
         )
     # Explicit, not only ON DELETE SET NULL, so the count is known and SQLite without
     # foreign keys enabled behaves the same.
-    unfiled = session.execute(
+    result = session.execute(
         update(Document)
         .where(Document.user_id == user.id, Document.folder_id.in_(ids))
         .values(folder_id=None)
-    ).rowcount
+    )
+    unfiled = getattr(result, "rowcount", 0)
     for fid in reversed(ids):  # children before parents
         session.delete(session.get(Folder, fid))
         session.flush()
@@ -230,7 +231,7 @@ def build_tree(*, session: Session, user: User, include_documents: bool = False)
         )
         for fid, name, parent in folders
     }
-    roots = []
+    roots: list[TreeNode] = []
     for fid, _name, parent in folders:
         (roots if parent is None else nodes[parent].children).append(nodes[fid])
     return Tree(
