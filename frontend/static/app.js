@@ -27,6 +27,7 @@ const state = {
   job: null,             // the job being watched {id, state, ...}
   jobTimer: null,
   sessionLost: false,
+  timings: null,         // of the last loadTree(), in ms (the speed test reads them)
   question: null,
   hasRecluster: true,    // false when the recluster endpoints are not installed
 };
@@ -177,6 +178,7 @@ function buildTree(base, ext) {
 }
 
 async function loadTree() {
+  const started = performance.now();
   const basePromise = api("GET", "/api/folders/tree?include_documents=true");
   let ext = null;
   if (state.hasRecluster) {
@@ -191,10 +193,15 @@ async function loadTree() {
     }
   }
   const base = await basePromise;
+  const fetched = performance.now();
   state.tree = buildTree(base, ext);
   state.version = state.tree.version;
   revealNewProposals();
+  const built = performance.now();
   renderTree();
+  void $("#tree").offsetHeight; // include layout in the figure
+  const drawn = performance.now();
+  state.timings = { fetch: fetched - started, build: built - fetched, render: drawn - built, total: drawn - started };
   return state.tree;
 }
 

@@ -137,7 +137,7 @@ def test_rename_reject_and_not_in_proposal(page: Page, user: str) -> None:
     expect(proposal).to_be_visible()
     if proposal.get_attribute("aria-expanded") != "true":
         proposal.locator(".name").first.click()
-    members = proposal.locator(".doc")
+    members = proposal.locator(".node.doc")
     expect(members.first).to_be_visible()
     # "Doesn't belong here" on a member of the proposal records a critique with triples.
     member = members.first.locator(".name").inner_text()

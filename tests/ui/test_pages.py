@@ -162,3 +162,13 @@ def test_expired_session_is_shown_in_the_page(page: Page, user: str, server: Ser
     expect(page.locator("#login-error")).to_contain_text("session has expired")
     login(page, user, "a new password 123")
     expect(page.locator("#tree .folder", has_text="cooking")).to_have_count(1)
+
+
+def test_job_error_is_shown_in_the_page(page: Page, user: str) -> None:
+    login(page, user)
+    # A recluster of an empty account fails in the worker: the page says why.
+    page.click("#recluster-btn")
+    job = page.locator("#job")
+    expect(job).to_have_attribute("data-state", "failed", timeout=60_000)
+    expect(page.locator("#job-label")).to_contain_text("Recluster failed: nothing to cluster")
+    expect(job).to_have_class(re.compile("failed"))
