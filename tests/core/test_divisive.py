@@ -208,3 +208,15 @@ def test_stability_rejects_bad_arguments():
         divisive_stability(X, blob, holdout=1.5)
     with pytest.raises(ValueError, match="needs a reference"):
         divisive_stability(X, None, constraint_fraction=0.05)
+
+
+def test_stability_with_folder_paths_and_levels_beyond_the_data():
+    X, blob = three_blobs(seed=0, n=4)
+    reference = [("ab",) if b < 2 else ("c",) for b in blob]
+    result = divisive_stability(
+        X, reference, constraint_fraction=0.1, levels=(1, 5, 20), n_runs=5, random_state=0
+    )
+    assert result.n_runs == 5 and 0 <= result.correct_decisions <= 5
+    assert 0.5 <= result.reference_rand <= 1
+    assert np.isnan(result.rand[20])  # 11 documents kept: no level 20
+    assert not np.isnan(result.rand[5])

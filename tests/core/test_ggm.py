@@ -226,3 +226,20 @@ def test_covariance_regularization_meets_the_condition_bound():
 def test_parameter_count_includes_means():
     # 003 sec. 2.1's K (d (d + 1) / 2 + C) - 1, plus the K d mean coordinates
     assert n_parameters(3, 2, 2) == 3 * (3 + 2) - 1 + 3 * 2
+
+
+def test_estimator_contract():
+    from sklearn.base import clone
+    from sklearn.exceptions import NotFittedError
+
+    model = ProbabilisticHierarchy(similarity="l2", rho=0.8, n_dims=None, random_state=0)
+    assert clone(model).get_params() == model.get_params()
+    with pytest.raises(NotFittedError):
+        model.assign_level(np.zeros((1, 2)))
+    # one component: every document sits at level 1 of a one-node tree
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    fitted = ProbabilisticHierarchy(n_components=1, n_dims=None, random_state=0).fit(X)
+    assert fitted.fit(X) is fitted
+    placed = fitted.assign_level(X)
+    assert (placed.level == 1).all() and (placed.node == 0).all()
+    assert fitted.component_linkage_.shape == (0, 4) and is_valid_linkage(fitted.linkage_)

@@ -336,7 +336,8 @@ class ProbabilisticHierarchy(BaseEstimator):
 
     def predict_proba(self, X: Any) -> NDArray[np.float64]:
         """Component posteriors P(k|x) (003 eq. 4). Shape (n_samples, n_components_)."""
-        return component_posteriors(self.mixture_, self.transform(X))
+        Z = self.transform(X)  # checks that the model is fitted
+        return component_posteriors(self.mixture_, Z)
 
     def assign_level(self, X: Any, rho: float | None = None) -> LevelAssignment:
         """Cluster and level of new documents (003 sec. 3.1, eq. 9).
