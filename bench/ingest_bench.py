@@ -117,7 +117,7 @@ def ingest_batch(
     """Post documents in batches (round-robin over ``folders`` if given); returns docs/s."""
     start = time.perf_counter()
     for i in range(0, len(docs), batch):
-        chunk = docs[i : i + batch]
+        chunk: list[dict[str, str | int]] = [dict(d) for d in docs[i : i + batch]]
         if folders:
             chunk = [
                 {**d, "folder_id": folders[(i + j) % len(folders)]} for j, d in enumerate(chunk)

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -84,3 +85,45 @@ def test_task_round_trips_through_a_worker_process(tmp_path: Path, backend: str)
             worker.kill()
         if backend == "redis":
             queue.storage.flush_all()
+
+
+def test_serve_migrates_serves_and_runs_the_embedded_worker(tmp_path: Path) -> None:
+    import socket
+
+    import httpx
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    name = f"foldwise-serve-{uuid.uuid4().hex[:8]}"
+    env = {
+        **os.environ,
+        "FOLDWISE_DATA_DIR": str(tmp_path),
+        "FOLDWISE_HUEY_NAME": name,
+        "FOLDWISE_DATABASE_URL": "",
+        "FOLDWISE_REDIS_URL": "",
+        "FOLDWISE_TASK_MODULES": "[]",
+    }
+    server = subprocess.Popen(
+        [sys.executable, "-m", "foldwise.cli", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        queue = make_huey(Settings(data_dir=tmp_path, huey_name=name))
+        ping = register_builtin_tasks(queue)
+        # The embedded worker consumes the SQLite queue in the data directory.
+        assert ping("embedded").get(blocking=True, timeout=60) == "embedded"
+        for _ in range(600):  # the worker starts before uvicorn listens
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        assert health.json() == {"status": "ok", "database": "ok"}
+        assert (tmp_path / "foldwise.sqlite3").exists()  # migrated on start
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
