@@ -169,12 +169,14 @@ def seed_python_docs(
     held_back: tuple[str, ...] = (),
     new_fraction: float = 0.3,
     seed: int = 0,
+    create_new: bool = True,
 ) -> dict[str, Any]:
     """Import python-docs as the person's hierarchy (the import service, full folder paths),
     keeping back every document under ``held_back`` folders and ``new_fraction`` of each other
     folder; those are then posted as new, unfiled documents. Files at the corpus root (no
     folder) are left out. Returns headers, user id, and for each new document its true folder
-    path (``new``: {document id: "a/b"}) and whether that folder was held back."""
+    path (``new``: {document id: "a/b"}); with ``create_new=False`` the new documents are not
+    stored but returned as ``fresh``: [(true folder path, file)] for the test to post."""
     rng = random.Random(seed)
     by_folder: dict[str, list[Path]] = {}
     for path in sorted(CORPUS.rglob("*.txt")):
@@ -195,7 +197,7 @@ def seed_python_docs(
         _, secret = users.create_token(session=session, user=user)
         import_listing(session=session, user=user, listing=Listing(entries=entries))
         truth: dict[int, str] = {}
-        for folder, f in fresh:
+        for folder, f in fresh if create_new else ():
             doc, _ = documents.create_document(
                 session=session, user=user, data=f.read_bytes(), filename=f.name
             )
@@ -207,4 +209,5 @@ def seed_python_docs(
         "user_id": user_id,
         "new": truth,
         "held_back": held_back,
+        "fresh": fresh,
     }
