@@ -20,12 +20,8 @@ from numpy.typing import NDArray
 from sklearn.metrics import pairwise_distances
 from sklearn.utils import check_array
 
-from foldwise.core._divisive import (
-    _hashable_labels,
-    close_constraints,
-    constrained_divisive_tree,
-    cut_at_level,
-)
+from foldwise.core._divisive import constrained_divisive_tree, cut_at_level
+from foldwise.core._divisive_constraints import close_constraints, hashable_labels
 from foldwise.core._rand import corrected_rand_index, rand_index
 
 
@@ -99,7 +95,7 @@ def divisive_stability(
         raise ValueError(f"n_runs must be >= 1, got {n_runs!r}")
     X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32))
     n = X.shape[0]
-    ref = None if reference is None else _hashable_labels(reference)
+    ref = None if reference is None else hashable_labels(reference)
     if ref is not None and ref.shape[0] != n:
         raise ValueError(f"reference has {ref.shape[0]} entries for {n} documents")
     if constraint_fraction > 0 and ref is None:

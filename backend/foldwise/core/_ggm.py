@@ -1,18 +1,17 @@
-"""The probabilistic hierarchy of 003: a USGGM on an LSI projection, agglomerated.
+"""The probabilistic hierarchy of 003 as an estimator: LSI projection plus the builder.
 
-:func:`probabilistic_hierarchy` does the work; :class:`ProbabilisticHierarchy` is the thin
-estimator. Documents are projected to a few dimensions by LSI (truncated SVD of the
-row-normalized term matrix, 003 sec. 4), a Gaussian mixture is fit there on the labeled and
-unlabeled documents with K chosen by AIC (003 sec. 2), and its components are merged into a
-hierarchy (003 sec. 3). The document dendrogram ``linkage_`` puts each document under its
-component and follows the component tree above that (:func:`document_linkage`).
+:func:`~foldwise.core._ggm_fit.probabilistic_hierarchy` does the work; this module adds the
+projection: documents go to a few dimensions by LSI (truncated SVD of the row-normalized term
+matrix, 003 sec. 4), where the Gaussian mixture is fit on the labeled and unlabeled documents
+with K chosen by AIC (003 sec. 2) and its components are merged into a hierarchy (003 sec. 3).
+The document dendrogram ``linkage_`` puts each document under its component and follows the
+component tree above that (:func:`~foldwise.core._ggm_hierarchy.document_linkage`).
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,155 +22,16 @@ from sklearn.decomposition import TruncatedSVD
 from sklearn.preprocessing import normalize
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
-from threadpoolctl import threadpool_limits
 
+from foldwise.core._ggm_fit import probabilistic_hierarchy, prototypes
 from foldwise.core._ggm_hierarchy import (
     SIMILARITIES,
     LevelAssignment,
     assign_levels,
-    component_linkage,
-    document_linkage,
     node_members,
     sample_dependent_clusters,
 )
-from foldwise.core._ggm_mixture import (
-    GeneralizableMixture,
-    component_posteriors,
-    fit_usggm,
-    log_gaussian,
-    overall_covariance,
-)
-
-
-@dataclass(frozen=True)
-class ProbabilisticHierarchyResult:
-    """Everything :func:`probabilistic_hierarchy` computes (see the estimator's attributes)."""
-
-    mixture: GeneralizableMixture
-    aic: dict[int, float]
-    classes: list[Hashable]
-    component: NDArray[np.intp]
-    component_linkage: NDArray[np.float64]
-    merge_scores: NDArray[np.float64]
-    linkage: NDArray[np.float64]
-
-
-def probabilistic_hierarchy(
-    Z: NDArray[np.float64],
-    y: Sequence[Hashable | None] | None = None,
-    *,
-    n_components: int | str = "aic",
-    max_components: int = 10,
-    similarity: str = "modified_l2",
-    lambda_: float = 1.0,
-    gamma: float = 0.5,
-    rho: float = 0.9,
-    n_init: int = 3,
-    max_iter: int = 100,
-    n_ancillary: int = 20000,
-    random_state: int | np.random.Generator | None = None,
-) -> ProbabilisticHierarchyResult:
-    """Fit the USGGM on projected documents and build both hierarchies.
-
-    Parameters
-    ----------
-    Z : ndarray of shape (n_samples, d)
-        Documents in the low-dimensional space.
-    y, n_components, max_components, similarity, lambda_, gamma, rho, n_init, max_iter,
-    n_ancillary, random_state
-        As in :class:`ProbabilisticHierarchy`.
-
-    Returns
-    -------
-    ProbabilisticHierarchyResult
-    """
-    # every matrix here is d x d or n x d with d ~ 10: BLAS threads only add overhead, and
-    # on a busy machine their spin-waits made a 2,000-document fit 7x slower (83 s vs 11 s)
-    with threadpool_limits(limits=1, user_api="blas"):
-        return _probabilistic_hierarchy(
-            Z,
-            y,
-            n_components=n_components,
-            max_components=max_components,
-            similarity=similarity,
-            lambda_=lambda_,
-            gamma=gamma,
-            rho=rho,
-            n_init=n_init,
-            max_iter=max_iter,
-            n_ancillary=n_ancillary,
-            random_state=random_state,
-        )
-
-
-def _probabilistic_hierarchy(
-    Z: NDArray[np.float64],
-    y: Sequence[Hashable | None] | None,
-    *,
-    n_components: int | str,
-    max_components: int,
-    similarity: str,
-    lambda_: float,
-    gamma: float,
-    rho: float,
-    n_init: int,
-    max_iter: int,
-    n_ancillary: int,
-    random_state: int | np.random.Generator | None,
-) -> ProbabilisticHierarchyResult:
-    n = Z.shape[0]
-    rng = np.random.default_rng(random_state)
-    codes, classes = _class_codes(y, n)
-    if y is not None and not classes:
-        warnings.warn(
-            "y has no labeled document; fitting the unsupervised mixture (SGGM, 003 sec. 2.2)",
-            stacklevel=2,
-        )
-    if not classes and lambda_ == 0:
-        raise ValueError("lambda_=0 ignores unlabeled documents, and there are no labeled ones")
-    if n_components == "aic":
-        candidates = range(1, min(max_components, max(n // 2, 1)) + 1)
-    else:
-        candidates = range(int(n_components), int(n_components) + 1)
-    sigma0 = overall_covariance(Z)
-    best: dict[int, GeneralizableMixture] = {}
-    for K in candidates:
-        fits = [
-            fit_usggm(
-                Z,
-                codes,
-                K,
-                n_classes=len(classes),
-                lambda_=lambda_,
-                gamma=gamma,
-                max_iter=max_iter,
-                sigma0=sigma0,
-                rng=rng,
-            )
-            for _ in range(n_init)
-        ]
-        best[K] = min(fits, key=lambda gm: gm.nll)
-    aic = {K: gm.aic for K, gm in best.items()}
-    gm = _drop_empty(best[min(aic, key=aic.__getitem__)], Z, codes)
-    post_train = component_posteriors(gm, Z, codes)
-    component = post_train.argmax(axis=1).astype(np.intp)  # 003 sec. 2.1: k_n = argmax
-    kwargs: dict[str, Any] = {"rho": rho}
-    if similarity == "confusion":
-        true_component, samples = _ancillary_samples(gm, n_ancillary, rng)
-        kwargs["posteriors"] = component_posteriors(gm, samples)
-        kwargs["true_component"] = true_component
-    elif similarity == "sample":
-        kwargs["posteriors"] = component_posteriors(gm, Z)
-    Zc, scores = component_linkage(gm.weights, gm.means, gm.covariances, similarity, **kwargs)
-    return ProbabilisticHierarchyResult(
-        mixture=gm,
-        aic=aic,
-        classes=classes,
-        component=component,
-        component_linkage=Zc,
-        merge_scores=scores,
-        linkage=document_linkage(Zc, component, Z),
-    )
+from foldwise.core._ggm_mixture import component_posteriors
 
 
 class ProbabilisticHierarchy(BaseEstimator):
@@ -319,7 +179,7 @@ class ProbabilisticHierarchy(BaseEstimator):
         self.component_linkage_ = res.component_linkage
         self.component_merge_scores_ = res.merge_scores
         self.linkage_ = res.linkage
-        self.prototypes_ = _prototypes(
+        self.prototypes_ = prototypes(
             gm, Z, res.component, res.component_linkage, self.n_prototypes
         )
         return self
@@ -436,77 +296,3 @@ class ProbabilisticHierarchy(BaseEstimator):
             raise ValueError(f"rho must be in (0, 1), got {self.rho!r}")
         if self.n_dims is not None and self.n_dims < 1:
             raise ValueError(f"n_dims must be >= 1 or None, got {self.n_dims!r}")
-
-
-def _class_codes(
-    y: Sequence[Hashable | None] | None, n: int
-) -> tuple[NDArray[np.intp], list[Hashable]]:
-    if y is None:
-        return np.full(n, -1, dtype=np.intp), []
-    index: dict[Hashable, int] = {}
-    # folder paths may arrive as lists; as dict keys they must be tuples
-    keys = [tuple(lab) if isinstance(lab, list) else lab for lab in y]
-    codes = np.array(
-        [-1 if lab is None else index.setdefault(lab, len(index)) for lab in keys], dtype=np.intp
-    )
-    return codes, list(index)
-
-
-def _drop_empty(
-    gm: GeneralizableMixture, Z: NDArray[np.float64], y: NDArray[np.intp]
-) -> GeneralizableMixture:
-    """The mixture without components that no training document is assigned to."""
-    used = np.unique(component_posteriors(gm, Z, y).argmax(axis=1))
-    if used.size == gm.n_components:
-        return gm
-    w = gm.weights[used] / gm.weights[used].sum()
-    return GeneralizableMixture(
-        w,
-        gm.means[used],
-        gm.covariances[used],
-        gm.class_given_component[used],
-        gm.nll,
-        gm.aic,
-        gm.n_iter,
-    )
-
-
-def _ancillary_samples(
-    gm: GeneralizableMixture, n_samples: int, rng: np.random.Generator
-) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
-    """Draws from the fitted p(x) with the component each came from (003 sec. 3.4)."""
-    comp = rng.choice(gm.n_components, size=n_samples, p=gm.weights)
-    d = gm.means.shape[1]
-    chol = np.linalg.cholesky(gm.covariances)
-    noise = rng.standard_normal((n_samples, d))
-    samples = gm.means[comp] + np.einsum("nij,nj->ni", chol[comp], noise)
-    return comp.astype(np.intp), samples
-
-
-def _prototypes(
-    gm: GeneralizableMixture,
-    Z: NDArray[np.float64],
-    component: NDArray[np.intp],
-    Zc: NDArray[np.float64],
-    n_prototypes: int,
-) -> list[NDArray[np.intp]]:
-    logp = log_gaussian(Z, gm.means, gm.covariances)
-    per_component = []
-    for k in range(gm.n_components):
-        idx = np.flatnonzero(component == k)
-        per_component.append(idx[np.argsort(-logp[idx, k], kind="stable")])
-    out = [p[:n_prototypes] for p in per_component]
-    for members in node_members(Zc, gm.n_components)[gm.n_components :]:
-        ks = np.flatnonzero(members)
-        share = gm.weights[ks] / gm.weights[ks].sum()
-        # largest-remainder apportionment of n_prototypes by prior (003 sec. 3.2)
-        quota = share * n_prototypes
-        take = np.floor(quota).astype(int)
-        for j in np.argsort(-(quota - take), kind="stable")[: n_prototypes - take.sum()]:
-            take[j] += 1
-        out.append(
-            np.concatenate([per_component[k][:t] for k, t in zip(ks, take, strict=True)]).astype(
-                np.intp
-            )
-        )
-    return out

@@ -209,7 +209,7 @@ def fit_usggm(
         first_half[part[: math.ceil(gamma * part.size)]] = True
     w = np.where(labeled, 1.0, lambda_)
     gm = GeneralizableMixture(weights, means, covs, class_given, math.inf, math.inf, 0)
-    assigned = None
+    assigned = np.full(n, -1, dtype=np.intp)
     previous = math.inf
     for it in range(1, max_iter + 1):
         if it == 1:
