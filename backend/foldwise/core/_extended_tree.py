@@ -1,0 +1,442 @@
+"""The extended tree: the person's folders, new documents placed, new folders proposed.
+
+001 Fig. 1: the given hierarchy is extended, never rewritten. New documents go into existing
+folders, or into *proposed* folders, either new siblings (node A) or new subfolders that
+refine an existing folder (nodes B, C). DESIGN sec. 6 sketches the construction; this one
+differs where noted:
+
+- placement comes from a :class:`~foldwise.core.FolderPlacement` (classifier over the
+  folders), the dendrogram only proposes groups: a dendrogram alone places documents like a
+  nearest neighbour;
+- a proposal is a maximal dendrogram subtree of (almost) only new documents whose
+  *cohesion* (average weighted cosine between its documents) exceeds its *affinity* to every
+  existing folder (average weighted cosine to that folder's labeled documents): its documents
+  are closer to each other than to anything the person has filed, so average linkage would
+  make them a cluster of their own;
+- the parent of a proposal is found by level assignment (003 eq. 9) of the group's mean
+  folder posterior: a group spread over the children of P becomes a new subfolder of P next to
+  them (node A), a group concentrated in a folder F becomes a subfolder of F (nodes B, C);
+- a document joins a proposal only if the placement model is not confident of it anywhere
+  else: its confident folder must be the proposal's parent or one of its ancestors. A
+  document confidently filed in F is therefore never pulled into a proposal outside F.
+
+Existing folders are never renamed, moved or emptied (001 sec. 4.1): labeled documents
+stay where they are; proposals only take new documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+from sklearn.preprocessing import normalize
+
+from foldwise.core._hierarchy import FolderPath
+from foldwise.core._placement import FolderPlacement, Placement, assign_folder_levels
+
+FolderKind = Literal["existing", "proposed"]
+
+
+@dataclass(frozen=True)
+class TreeFolder:
+    """One folder of the extended tree.
+
+    Attributes
+    ----------
+    path : FolderPath
+        Full path; a proposal's path is its parent's path plus its name.
+    kind : {"existing", "proposed"}
+    documents : tuple of int
+        Documents directly in this folder (labeled ones and new ones placed here).
+    terms : tuple of str
+        Proposals: the terms that name them (003 sec. 3.2). Existing folders: empty.
+    cohesion : float or None
+        Proposals: average weighted cosine between their documents.
+    affinity : float or None
+        Proposals: the highest average weighted cosine of their documents to the labeled
+        documents of an existing folder (the margin ``cohesion - affinity`` says how new the
+        topic is).
+    """
+
+    path: FolderPath
+    kind: FolderKind
+    documents: tuple[int, ...] = ()
+    terms: tuple[str, ...] = ()
+    cohesion: float | None = None
+    affinity: float | None = None
+
+    @property
+    def name(self) -> str:
+        return self.path[-1] if self.path else ""
+
+    @property
+    def parent(self) -> FolderPath | None:
+        return self.path[:-1] if self.path else None
+
+
+@dataclass(frozen=True)
+class DocumentPlacement:
+    """Where one new document ends up, and why.
+
+    Attributes
+    ----------
+    document : int
+        Row of ``X``.
+    folder : FolderPath
+        Its folder in the extended tree (existing or proposed; ``()`` is the root).
+    confidence : float
+        Posterior mass of the existing folder it is placed in or under (003 eq. 9); for a
+        document in a proposal, that of the proposal's parent.
+    best_existing : FolderPath
+        The most probable existing folder, however uncertain.
+    terms : tuple of str
+        The document's terms that add most to its weighted cosine with ``folder``'s
+        documents.
+    """
+
+    document: int
+    folder: FolderPath
+    confidence: float
+    best_existing: FolderPath
+    terms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ExtendedTree:
+    """The person's folders, unchanged, plus placed documents and proposed folders.
+
+    Folders are listed parents first; the root ``()`` is an existing folder.
+    """
+
+    folders: tuple[TreeFolder, ...]
+    placements: tuple[DocumentPlacement, ...]
+    _index: dict[FolderPath, int] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._index.update({f.path: i for i, f in enumerate(self.folders)})
+
+    def folder(self, path: Sequence[str]) -> TreeFolder:
+        """The folder at ``path``; ``KeyError`` if there is none."""
+        return self.folders[self._index[tuple(path)]]
+
+    def proposals(self) -> list[TreeFolder]:
+        return [f for f in self.folders if f.kind == "proposed"]
+
+    def existing(self) -> list[TreeFolder]:
+        return [f for f in self.folders if f.kind == "existing"]
+
+    def subtree_documents(self, path: Sequence[str]) -> list[int]:
+        """Documents in the folder at ``path`` and every folder below it."""
+        path = tuple(path)
+        return sorted(
+            d for f in self.folders if f.path[: len(path)] == path for d in f.documents
+        )
+
+    def placement_of(self, document: int) -> DocumentPlacement:
+        for p in self.placements:
+            if p.document == document:
+                return p
+        raise KeyError(document)
+
+
+def extended_tree(
+    Z: ArrayLike,
+    X: sp.spmatrix | NDArray[np.floating],
+    labels: Sequence[FolderPath | None],
+    *,
+    weights: ArrayLike | None = None,
+    term_names: Sequence[str] | None = None,
+    existing_folders: Sequence[FolderPath] | None = None,
+    placement: FolderPlacement | None = None,
+    min_proposal_size: int = 3,
+    max_labeled_share: float = 0.1,
+    n_name_terms: int = 3,
+    n_explain_terms: int = 5,
+) -> ExtendedTree:
+    """Extend the person's folders with placed documents and proposed folders (001 Fig. 1).
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_docs - 1, 4)
+        Linkage matrix over all documents (HAC / iHAC / biiHAC); decides proposals only.
+    X : sparse matrix or ndarray of shape (n_docs, n_terms)
+        L2-normalised tf-idf rows.
+    labels : sequence of FolderPath or None, length n_docs
+        Folder of each filed document; None for a new one.
+    weights : array-like of shape (n_terms,), optional
+        Learned term weights (000 eq. 3) used for cohesion, names and, if ``placement`` is
+        None, for the placement model.
+    term_names : sequence of str of length n_terms, optional
+        Needed for proposal names and explanations; without them terms are ``"t<column>"``.
+    existing_folders : sequence of FolderPath, optional
+        Folders the person has, also empty ones; the folders of ``labels`` are always kept.
+    placement : FolderPlacement, optional
+        A model fitted on the same ``X`` and ``labels``; fitted here if omitted.
+    min_proposal_size : int, default=3
+        Fewest new documents a proposed folder holds.
+    max_labeled_share : float, default=0.1
+        A dendrogram subtree may still become a proposal if at most this share of its
+        documents are filed ones ("almost only new documents").
+    n_name_terms, n_explain_terms : int
+        Terms in a proposal's name and in a placement's explanation.
+
+    Returns
+    -------
+    ExtendedTree
+    """
+    X = sp.csr_matrix(X, dtype=np.float64)
+    n_docs, n_terms = X.shape
+    Z = np.asarray(Z, dtype=np.float64)
+    if Z.shape != (max(n_docs - 1, 0), 4):
+        raise ValueError(f"Z must have shape ({n_docs - 1}, 4) for {n_docs} documents, got {Z.shape}")
+    if len(labels) != n_docs:
+        raise ValueError(f"labels has {len(labels)} entries for {n_docs} documents")
+    if min_proposal_size < 2:
+        raise ValueError(f"min_proposal_size must be at least 2, got {min_proposal_size!r}")
+    if not 0.0 <= max_labeled_share < 1.0:
+        raise ValueError(f"max_labeled_share must lie in [0, 1), got {max_labeled_share!r}")
+    names = _term_names(term_names, n_terms)
+    labels = [None if f is None else tuple(f) for f in labels]
+    labeled = np.array([f is not None for f in labels])
+    if placement is None:
+        placement = FolderPlacement().fit(X, labels, weights=weights)
+    w = np.ones(n_terms) if weights is None else np.asarray(weights, dtype=np.float64).ravel()
+    if w.shape != (n_terms,):
+        raise ValueError(f"weights must have shape ({n_terms},), got {w.shape}")
+    new = np.flatnonzero(~labeled)
+    proba = np.zeros((n_docs, len(placement.folders_)))
+    if new.size:
+        proba[new] = placement.predict_proba(X[new], rows=new)
+    placed = assign_folder_levels(proba, placement.folders_, placement.rho)
+
+    # Weighted unit rows: cohesion and affinity are average weighted cosines (000 eq. 2).
+    Xw = sp.csr_matrix(normalize(X @ sp.diags(np.sqrt(w))))
+    groups = _propose(
+        Z, Xw, labels, labeled, proba, placed, placement, min_proposal_size, max_labeled_share
+    )
+
+    folder_paths = {(): None} | {
+        f[:d]: None for f in [*(existing_folders or ()), *(f for f in labels if f)] for d in range(len(f) + 1)
+    }
+    existing_docs: dict[FolderPath, list[int]] = {tuple(p): [] for p in folder_paths}
+    for i, f in enumerate(labels):
+        if f is not None:
+            existing_docs[f].append(i)
+
+    proposals: list[TreeFolder] = []
+    in_proposal: dict[int, FolderPath] = {}
+    background = np.asarray(Xw.mean(axis=0)).ravel()
+    for group in groups:
+        members = np.array(group.members)
+        centroid = np.asarray(Xw[members].mean(axis=0)).ravel()
+        # 003 sec. 3.2 lists a cluster's typical terms; subtracting the collection mean keeps
+        # words every document uses out of the name.
+        top = np.argsort(-(centroid - background), kind="stable")[:n_name_terms]
+        terms = tuple(names[t] for t in top)
+        taken = {p[-1] for p in existing_docs if p[:-1] == group.parent and p} | {
+            p.name for p in proposals if p.parent == group.parent
+        }
+        path = group.parent + (_unique_name("-".join(terms), taken),)
+        proposals.append(
+            TreeFolder(path, "proposed", tuple(int(i) for i in members), terms, group.cohesion, group.affinity)
+        )
+        for i in members:
+            in_proposal[int(i)] = path
+
+    placements: list[DocumentPlacement] = []
+    label_sums = _label_sums(Xw, labels, placement.folders_)
+    label_counts = _label_counts(labels, placement.folders_)
+    targets: dict[FolderPath, NDArray[np.float64]] = {
+        p.path: np.asarray(Xw[list(p.documents)].mean(axis=0)).ravel() for p in proposals
+    }
+
+    def target(path: FolderPath) -> NDArray[np.float64]:
+        # An existing folder is represented by the labeled documents of its whole subtree:
+        # a document confidently placed in an inner folder is compared with all of it.
+        if path not in targets:
+            below = np.array([f[: len(path)] == path for f in placement.folders_])
+            targets[path] = label_sums[below].sum(axis=0) / max(label_counts[below].sum(), 1.0)
+        return targets[path]
+
+    for i in new:
+        i = int(i)
+        best = placed.best_folder[i]
+        if i in in_proposal:
+            path = in_proposal[i]
+            below = np.array([f[: len(path) - 1] == path[:-1] for f in placement.folders_])
+            conf = float(min(proba[i, below].sum(), 1.0))
+            centre = target(path)
+        else:
+            path = placed.folder[i]
+            conf = float(placed.confidence[i])
+            # At the root the model is sure of nothing: explain its best guess instead.
+            centre = target(path if path else best)
+            existing_docs.setdefault(path, []).append(i)
+        # Terms adding most to the weighted cosine x . c (000 eq. 2): document terms only.
+        contrib = Xw[i].toarray().ravel() * centre
+        order = np.argsort(-contrib, kind="stable")[:n_explain_terms]
+        terms = tuple(names[t] for t in order if contrib[t] > 0)
+        placements.append(DocumentPlacement(i, path, conf, best, terms))
+
+    folders = [TreeFolder(p, "existing", tuple(sorted(d))) for p, d in existing_docs.items()]
+    folders += proposals
+    folders.sort(key=lambda f: (len(f.path), f.path))
+    return ExtendedTree(tuple(folders), tuple(placements))
+
+
+@dataclass(frozen=True)
+class _Group:
+    members: tuple[int, ...]
+    parent: FolderPath
+    cohesion: float
+    affinity: float
+
+
+def _propose(
+    Z: NDArray[np.float64],
+    Xw: sp.csr_matrix,
+    labels: Sequence[FolderPath | None],
+    labeled: NDArray[np.bool_],
+    proba: NDArray[np.float64],
+    placed: Placement,
+    placement: FolderPlacement,
+    min_size: int,
+    max_labeled_share: float,
+) -> list[_Group]:
+    """Maximal dendrogram subtrees that hold a new topic, searched top-down."""
+    n = Xw.shape[0]
+    if n < 2:
+        return []
+    children = {n + k: (int(Z[k, 0]), int(Z[k, 1])) for k in range(n - 1)}
+    n_lab = np.zeros(2 * n - 1)
+    size = np.ones(2 * n - 1)
+    n_lab[:n] = labeled
+    for k in range(n - 1):
+        a, b = children[n + k]
+        n_lab[n + k] = n_lab[a] + n_lab[b]
+        size[n + k] = size[a] + size[b]
+    label_sums = _label_sums(Xw, labels, placement.folders_)
+    label_counts = _label_counts(labels, placement.folders_)
+    keep = label_counts > 0
+
+    def leaves(v: int) -> list[int]:
+        out, stack = [], [v]
+        while stack:
+            u = stack.pop()
+            if u < n:
+                out.append(u)
+            else:
+                stack.extend(children[u])
+        return out
+
+    groups: list[_Group] = []
+    stack = [2 * n - 2]
+    while stack:
+        v = stack.pop()
+        if size[v] - n_lab[v] < min_size:
+            continue
+        group = None
+        if n_lab[v] <= max_labeled_share * size[v]:
+            group = _qualify(leaves(v), Xw, labeled, proba, placed, placement, label_sums, label_counts, keep, min_size)
+        if group is not None:
+            groups.append(group)
+        elif v >= n:
+            stack.extend(children[v])
+    return groups
+
+
+def _qualify(
+    docs: list[int],
+    Xw: sp.csr_matrix,
+    labeled: NDArray[np.bool_],
+    proba: NDArray[np.float64],
+    placed: Placement,
+    placement: FolderPlacement,
+    label_sums: NDArray[np.float64],
+    label_counts: NDArray[np.float64],
+    keep: NDArray[np.bool_],
+    min_size: int,
+) -> _Group | None:
+    """The proposal a dendrogram subtree makes, or None if it is not a new topic."""
+    new = np.array([d for d in docs if not labeled[d]], dtype=np.intp)
+    # Where the group as a whole belongs: level assignment of its mean posterior (003 eq. 9).
+    parent = assign_folder_levels(proba[new].mean(axis=0, keepdims=True), placement.folders_, placement.rho).folder[0]
+    # Documents the model confidently files elsewhere, or deeper, stay where it files them.
+    members = new[[placed.folder[d] == parent[: len(placed.folder[d])] for d in new]]
+    if members.size < min_size:
+        return None
+    s = np.asarray(Xw[members].sum(axis=0)).ravel()
+    m = members.size
+    # Average cosine over distinct pairs: |sum|^2 counts each document with itself once.
+    cohesion = float((s @ s - m) / (m * (m - 1)))
+    affinity = float(np.max((label_sums[keep] @ s) / (label_counts[keep] * m))) if keep.any() else 0.0
+    if cohesion <= affinity:
+        return None
+    return _Group(tuple(int(d) for d in members), parent, cohesion, affinity)
+
+
+def proposal_f_score(tree: ExtendedTree, hidden_folder_docs: Mapping[object, Sequence[int]]) -> float:
+    """Mean over hidden folders of the best F-score of any proposal against it.
+
+    Parameters
+    ----------
+    tree : ExtendedTree
+    hidden_folder_docs : mapping from a hidden folder to its new documents
+        For an inner hidden folder, pass the documents of its whole subtree.
+
+    Returns
+    -------
+    float in [0, 1]; 0 for a folder no proposal overlaps. A proposal's documents include
+    those of proposals nested in it.
+    """
+    if not hidden_folder_docs:
+        raise ValueError("hidden_folder_docs is empty")
+    proposed = [set(tree.subtree_documents(p.path)) for p in tree.proposals()]
+    scores = []
+    for docs in hidden_folder_docs.values():
+        target = set(int(d) for d in docs)
+        best = 0.0
+        for got in proposed:
+            hit = len(got & target)
+            if hit:
+                best = max(best, 2.0 * hit / (len(got) + len(target)))
+        scores.append(best)
+    return float(np.mean(scores))
+
+
+def _label_sums(Xw: sp.csr_matrix, labels: Sequence[FolderPath | None], folders: Sequence[FolderPath]) -> NDArray[np.float64]:
+    """Sum of the unit rows of each folder's own labeled documents, shape (n_folders, n_terms)."""
+    col = {f: j for j, f in enumerate(folders)}
+    rows = [i for i, f in enumerate(labels) if f is not None]
+    cols = [col[labels[i]] for i in rows]  # type: ignore[index]
+    Y = sp.csr_matrix((np.ones(len(rows)), (cols, rows)), shape=(len(folders), Xw.shape[0]))
+    return np.asarray((Y @ Xw).todense())
+
+
+def _label_counts(labels: Sequence[FolderPath | None], folders: Sequence[FolderPath]) -> NDArray[np.float64]:
+    col = {f: j for j, f in enumerate(folders)}
+    return np.bincount([col[f] for f in labels if f is not None], minlength=len(folders)).astype(
+        np.float64
+    )
+
+
+def _unique_name(name: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    k = 2
+    while f"{name}-{k}" in taken:
+        k += 1
+    return f"{name}-{k}"
+
+
+def _term_names(term_names: Sequence[str] | None, n_terms: int) -> list[str]:
+    if term_names is None:
+        return [f"t{j}" for j in range(n_terms)]
+    names = [str(t) for t in term_names]
+    if len(names) != n_terms:
+        raise ValueError(f"term_names has {len(names)} entries for {n_terms} terms")
+    return names

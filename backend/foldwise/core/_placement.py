@@ -1,0 +1,474 @@
+"""Placing new documents into the person's folders (003 sec. 3.1, DESIGN sec. 6).
+
+The dendrogram decides structure and proposals; it decides placement like a nearest neighbour
+(DESIGN sec. 6: ~40% on python-docs). Placement is a classifier over the existing folders,
+trained on every labeled document, that also uses the unlabeled ones:
+
+1. Supervised term weights. Each term gets the share of its variance over the labeled
+   documents that their folders explain (the correlation ratio eta^2), multiplied into the
+   learned biHAC weights when given (000 eq. 3: weighted cosine = cosine on X * sqrt(w)).
+2. Transductive latent features. A truncated SVD (LSA) of *all* documents, labeled and
+   unlabeled, is appended to the weighted tf-idf: co-occurrence in the new documents links
+   terms that the few labeled documents never show together.
+3. One-vs-rest linear SVMs on these features, turned into folder posteriors by a softmax
+   whose temperature is fitted on cross-validated decision values of the labeled documents.
+4. Level assignment (003 sec. 3.1, eq. 9): a document goes down the folder tree only while
+   the posterior mass of the next subtree stays above ``rho``; an uncertain document stops at
+   the deepest ancestor folder it is confident of.
+
+Explicit triples (x, y, z) ("x is closer to y than to z", 001 sec. 3) restrict the folders
+admissible for an unlabeled ``x`` when ``y`` and ``z`` are labeled.
+
+What did not help on python-docs, for the record (same samples as bench/placement_eval.py):
+self-training, semi-supervised EM over centroids or naive Bayes, label spreading on a kNN
+graph, prior re-estimation on the unlabeled documents, dendrogram (cluster-kernel) features
+and hierarchical weight sharing all stayed at or below the flat SVM. Folders there are not
+clusters of the tf-idf space, so methods that trust the cluster assumption lose.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import minimize_scalar
+from sklearn.base import BaseEstimator
+from sklearn.decomposition import TruncatedSVD
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import normalize
+from sklearn.svm import LinearSVC
+
+from foldwise.core._hierarchy import FolderPath
+
+Matrix = sp.spmatrix | NDArray[np.floating]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a placement model puts each document.
+
+    Attributes
+    ----------
+    folder : list of FolderPath, length n_docs
+        The deepest folder the document is confidently in (level assignment, 003 eq. 9);
+        ``()`` is the root ("not sure where this goes").
+    confidence : ndarray of shape (n_docs,)
+        Posterior mass of ``folder``'s subtree (1.0 for the root).
+    best_folder : list of FolderPath, length n_docs
+        The single most probable folder, however uncertain.
+    best_confidence : ndarray of shape (n_docs,)
+        Posterior of ``best_folder`` itself.
+    depth : ndarray of shape (n_docs,), int
+        ``len(folder)``: how deep the model is confident.
+    """
+
+    folder: list[FolderPath]
+    confidence: NDArray[np.float64]
+    best_folder: list[FolderPath]
+    best_confidence: NDArray[np.float64]
+    depth: NDArray[np.intp]
+
+
+class FolderPlacement(BaseEstimator):
+    """Predict the folder of new documents from filed ones (transductive, 003 sec. 3.1).
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Regularisation of the linear SVMs (larger = less regularised).
+    n_components : int, default=100
+        Latent (LSA) dimensions learned from all documents; capped at ``n_docs // 4``.
+        0 disables them.
+    supervised_weights : bool, default=True
+        Multiply term weights by their correlation ratio with the labeled folders.
+    rho : float, default=0.5
+        Level-assignment threshold (003 eq. 9 uses 0.9): a document goes into a subtree only
+        if its posterior mass there exceeds ``rho``.
+    cv : int, default=5
+        Folds for fitting the softmax temperature on held-out decision values.
+    random_state : int, default=0
+        Seed for the SVD and the folds.
+
+    Attributes
+    ----------
+    folders_ : list of FolderPath, length n_folders
+        The folders that hold labeled documents, in column order of ``predict_proba``.
+    term_weights_ : ndarray of shape (n_terms,)
+        Final term weights, ``w >= 0`` with ``sum(w) = n_terms`` (000 eq. 3).
+    components_ : ndarray of shape (n_components, n_terms)
+        LSA directions in the weighted term space.
+    coef_ : ndarray of shape (n_folders, n_features)
+    intercept_ : ndarray of shape (n_folders,)
+    temperature_ : float
+        Softmax temperature turning decision values into posteriors.
+    centroids_ : ndarray of shape (n_folders, n_terms)
+        Mean weighted tf-idf row of each folder's labeled documents (for explanations).
+    """
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        n_components: int = 100,
+        supervised_weights: bool = True,
+        rho: float = 0.5,
+        cv: int = 5,
+        random_state: int = 0,
+    ) -> None:
+        self.C = C
+        self.n_components = n_components
+        self.supervised_weights = supervised_weights
+        self.rho = rho
+        self.cv = cv
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fitting
+
+    def fit(
+        self,
+        X: Matrix,
+        folders: Sequence[FolderPath | None],
+        *,
+        weights: ArrayLike | None = None,
+        triples: ArrayLike | None = None,
+    ) -> FolderPlacement:
+        """Fit on all documents; ``folders[i] is None`` marks an unlabeled document.
+
+        Parameters
+        ----------
+        X : sparse matrix or ndarray of shape (n_docs, n_terms)
+            L2-normalised tf-idf rows of labeled and unlabeled documents.
+        folders : sequence of FolderPath or None, length n_docs
+            Folder of each labeled document (may be an inner folder); None if unlabeled.
+        weights : array-like of shape (n_terms,), optional
+            Learned term weights (biHAC, 000 eq. 3); ones if omitted.
+        triples : array-like of shape (n_triples, 3), int, optional
+            Explicit MLB triples (x, y, z) over rows of ``X``; kept to restrict predictions.
+        """
+        self._check_params()
+        X = _as_csr(X)
+        n_docs, n_terms = X.shape
+        if len(folders) != n_docs:
+            raise ValueError(f"folders has {len(folders)} entries for {n_docs} documents")
+        labeled = np.array([f is not None for f in folders])
+        if not labeled.any():
+            raise ValueError("at least one labeled document is needed")
+        paths = [tuple(f) for f in folders if f is not None]
+        self.folders_ = sorted(set(paths))
+        index = {f: j for j, f in enumerate(self.folders_)}
+        y = np.array([index[p] for p in paths], dtype=np.intp)
+
+        w = _check_weights(weights, n_terms)
+        Xw = _scale_columns(X, np.sqrt(w))
+        if self.supervised_weights and len(self.folders_) > 1:
+            eta2 = correlation_ratio(Xw[labeled], y, len(self.folders_))
+            if eta2.sum() > 0:
+                w = w * eta2
+                w *= n_terms / w.sum()
+                Xw = _scale_columns(X, np.sqrt(w))
+        self.term_weights_ = w
+        self.components_ = self._fit_components(Xw)
+        F = self._features(Xw)
+        self.centroids_ = _class_means(Xw[labeled], y, len(self.folders_))
+
+        if len(self.folders_) == 1:
+            self.coef_ = np.zeros((1, F.shape[1]))
+            self.intercept_ = np.zeros(1)
+            self.temperature_ = 1.0
+        else:
+            self.coef_, self.intercept_ = self._fit_svm(F[labeled], y)
+            self.temperature_ = self._fit_temperature(F[labeled], y)
+        self.triples_ = _check_triples(triples, n_docs)
+        self._fit_labels = [None if f is None else index[tuple(f)] for f in folders]
+        self.n_features_in_ = n_terms
+        return self
+
+    def _check_params(self) -> None:
+        if not self.C > 0:
+            raise ValueError(f"C must be positive, got {self.C!r}")
+        if not isinstance(self.n_components, int | np.integer) or self.n_components < 0:
+            raise ValueError(f"n_components must be a non-negative int, got {self.n_components!r}")
+        if not 0.0 < self.rho < 1.0:
+            raise ValueError(f"rho must lie in (0, 1), got {self.rho!r}")
+        if not isinstance(self.cv, int | np.integer) or self.cv < 2:
+            raise ValueError(f"cv must be an int >= 2, got {self.cv!r}")
+
+    def _fit_components(self, Xw: sp.csr_matrix) -> NDArray[np.float64]:
+        n_docs, n_terms = Xw.shape
+        k = min(self.n_components, n_docs // 4, n_terms - 1)
+        if k < 2:
+            return np.zeros((0, n_terms))
+        svd = TruncatedSVD(k, random_state=self.random_state)
+        svd.fit(Xw)
+        return np.asarray(svd.components_, dtype=np.float64)
+
+    def _features(self, Xw: sp.csr_matrix) -> sp.csr_matrix:
+        """Weighted tf-idf with its unit-length LSA coordinates appended, rows L2-normalised."""
+        if self.components_.shape[0] == 0:
+            return sp.csr_matrix(normalize(Xw))
+        latent = normalize(np.asarray(Xw @ self.components_.T))
+        return sp.csr_matrix(normalize(sp.hstack([normalize(Xw), sp.csr_matrix(latent)]).tocsr()))
+
+    def _fit_svm(
+        self, F: sp.csr_matrix, y: NDArray[np.intp]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        k = len(self.folders_)
+        coef = np.zeros((k, F.shape[1]))
+        intercept = np.full(k, -1.0)
+        present = np.unique(y)
+        if present.size == 1:
+            intercept[present] = 1.0
+            return coef, intercept
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            svm = LinearSVC(C=self.C, random_state=self.random_state).fit(F, y)
+        c, b = svm.coef_, svm.intercept_
+        if present.size == 2:  # sklearn keeps one binary decision; expand it to one per class
+            c, b = np.vstack([-c[0], c[0]]), np.array([-b[0], b[0]])
+        coef[present], intercept[present] = c, b
+        return coef, intercept
+
+    def _fit_temperature(self, F: sp.csr_matrix, y: NDArray[np.intp]) -> float:
+        """Softmax temperature minimising the held-out log-loss of the labeled documents.
+
+        Each labeled document is scored by SVMs that did not see it, so the posteriors are
+        as sure as the classifier is on new documents, not on its own training data.
+        """
+        rng = np.random.default_rng(self.random_state)
+        fold = np.empty(y.size, dtype=np.intp)
+        for j in np.unique(y):
+            members = np.flatnonzero(y == j)
+            fold[members] = rng.permutation(members.size) % self.cv
+        held_out = np.zeros((y.size, len(self.folders_)))
+        scored = np.zeros(y.size, dtype=bool)
+        for f in range(self.cv):
+            test = fold == f
+            train = ~test
+            # A folder whose only labeled documents are held out cannot be predicted: its
+            # documents tell nothing about the temperature.
+            if not test.any() or np.unique(y[train]).size < 2:
+                continue
+            coef, intercept = self._fit_svm(F[train], y[train])
+            held_out[test] = np.asarray(F[test] @ coef.T) + intercept
+            scored[test] = np.isin(y[test], y[train])
+        if not scored.any():
+            return 1.0
+        D, t = held_out[scored], y[scored]
+
+        def loss(log_t: float) -> float:
+            logp = _log_softmax(D / np.exp(log_t))
+            return float(-logp[np.arange(t.size), t].mean())
+
+        res = minimize_scalar(loss, bounds=(np.log(1e-3), np.log(1e2)), method="bounded")
+        return float(np.exp(res.x))
+
+    # --------------------------------------------------------------- predicting
+
+    def decision_function(self, X: Matrix) -> NDArray[np.float64]:
+        """SVM decision values, shape (n_docs, n_folders)."""
+        self._check_fitted()
+        X = _as_csr(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} terms, the model was fitted on {self.n_features_in_}")
+        F = self._features(_scale_columns(X, np.sqrt(self.term_weights_)))
+        return np.asarray(F @ self.coef_.T) + self.intercept_
+
+    def predict_proba(self, X: Matrix, *, rows: Sequence[int] | None = None) -> NDArray[np.float64]:
+        """Folder posteriors, shape (n_docs, n_folders); rows sum to 1.
+
+        ``rows`` gives each row's document index in the fitted collection, so that the
+        explicit triples of the fit apply; by default they apply when ``X`` has as many rows
+        as the fitted collection.
+        """
+        P = np.exp(_log_softmax(self.decision_function(X) / self.temperature_))
+        if rows is None and X.shape[0] == len(self._fit_labels):
+            rows = range(X.shape[0])
+        if rows is not None and len(self.triples_):
+            P = self._apply_triples(P, np.asarray(rows, dtype=np.intp))
+        return P
+
+    def predict(self, X: Matrix) -> list[FolderPath]:
+        """The most probable folder of each document (no level assignment)."""
+        P = self.predict_proba(X)
+        return [self.folders_[j] for j in P.argmax(axis=1)]
+
+    def place(self, X: Matrix, *, rows: Sequence[int] | None = None) -> Placement:
+        """Folder, confidence and confident depth of each row of ``X`` (003 sec. 3.1)."""
+        P = self.predict_proba(X, rows=rows)
+        return assign_folder_levels(P, self.folders_, self.rho)
+
+    def _apply_triples(self, P: NDArray[np.float64], rows: NDArray[np.intp]) -> NDArray[np.float64]:
+        """Zero the folders of ``x`` that would violate a triple (x, y, z) with y, z labeled.
+
+        x at folder f satisfies (x, y, z) iff f shares a strictly deeper common ancestor
+        with y's folder than with z's (001 sec. 3). If a document's triples rule out every
+        folder, they contradict the labels and its posteriors are kept as they were.
+        """
+        pos = {int(r): i for i, r in enumerate(rows)}
+        depth_common = _common_depths(self.folders_)
+        P = P.copy()
+        for x, yy, z in self.triples_:
+            i = pos.get(int(x))
+            fy, fz = self._fit_labels[yy], self._fit_labels[z]
+            if i is None or fy is None or fz is None or self._fit_labels[x] is not None:
+                continue
+            ok = depth_common[:, fy] > depth_common[:, fz]
+            # Triples keep ties apart only when the folders differ: x, y, z in one folder
+            # say nothing about the folder of x.
+            if fy == fz or not ok.any():
+                continue
+            masked = P[i] * ok
+            if masked.sum() > 0:
+                P[i] = masked / masked.sum()
+        return P
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "coef_"):
+            raise ValueError("FolderPlacement is not fitted yet; call fit first")
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def assign_folder_levels(
+    proba: NDArray[np.float64], folders: Sequence[FolderPath], rho: float
+) -> Placement:
+    """Level assignment (003 sec. 3.1, eq. 9) of folder posteriors.
+
+    Walk down from the root; at each folder, take the most probable of its child subtrees and
+    the folder itself (when it holds documents of its own); descend while that subtree's
+    posterior mass exceeds ``rho``.
+
+    Parameters
+    ----------
+    proba : ndarray of shape (n_docs, n_folders)
+    folders : sequence of FolderPath, length n_folders
+    rho : float in (0, 1)
+    """
+    folders = [tuple(f) for f in folders]
+    tree = _FolderTree(folders)
+    mass = proba @ tree.subtree.T  # (n_docs, n_nodes): posterior of each node's subtree
+    n_docs = proba.shape[0]
+    out_folder: list[FolderPath] = []
+    confidence = np.ones(n_docs)
+    for i in range(n_docs):
+        node = 0
+        while True:
+            options = list(tree.children[node])
+            if not options:
+                break
+            best = max(options, key=lambda c: mass[i, c])
+            own = proba[i, tree.class_of[node]] if tree.class_of[node] >= 0 else -1.0
+            if own >= mass[i, best] or mass[i, best] <= rho:
+                break
+            node = best
+        out_folder.append(tree.paths[node])
+        confidence[i] = 1.0 if node == 0 else float(min(mass[i, node], 1.0))
+    best_j = proba.argmax(axis=1)
+    return Placement(
+        folder=out_folder,
+        confidence=confidence,
+        best_folder=[folders[j] for j in best_j],
+        best_confidence=proba[np.arange(n_docs), best_j].astype(np.float64),
+        depth=np.array([len(f) for f in out_folder], dtype=np.intp),
+    )
+
+
+class _FolderTree:
+    """Every prefix of the given folders as a node; node 0 is the root ``()``."""
+
+    def __init__(self, folders: Sequence[FolderPath]) -> None:
+        index: dict[FolderPath, int] = {(): 0}
+        for f in folders:
+            for d in range(1, len(f) + 1):
+                index.setdefault(f[:d], len(index))
+        self.paths = list(index)
+        self.children: list[list[int]] = [[] for _ in self.paths]
+        for p, v in index.items():
+            if p:
+                self.children[index[p[:-1]]].append(v)
+        self.class_of = np.full(len(self.paths), -1, dtype=np.intp)
+        self.subtree = np.zeros((len(self.paths), len(folders)))
+        for j, f in enumerate(folders):
+            self.class_of[index[f]] = j
+            for d in range(len(f) + 1):
+                self.subtree[index[f[:d]], j] = 1.0
+
+
+def correlation_ratio(X: sp.csr_matrix, y: NDArray[np.intp], n_classes: int) -> NDArray[np.float64]:
+    """Per term, the share of its variance that the classes explain (eta^2), shape (n_terms,).
+
+    Terms constant over the labeled documents get 0.
+    """
+    X = _as_csr(X)
+    n = X.shape[0]
+    counts = np.bincount(y, minlength=n_classes).astype(np.float64)
+    Y = sp.csr_matrix((np.ones(n), (y, np.arange(n))), shape=(n_classes, n))
+    sums = np.asarray((Y @ X).todense())
+    total_sum = sums.sum(axis=0)
+    total_sq = np.asarray(X.multiply(X).sum(axis=0)).ravel()
+    # Sum of squares around the grand mean, and between classes (ANOVA decomposition).
+    ss_total = total_sq - total_sum**2 / n
+    nz = counts > 0
+    ss_between = (sums[nz] ** 2 / counts[nz, None]).sum(axis=0) - total_sum**2 / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eta2 = np.where(ss_total > 1e-12, ss_between / ss_total, 0.0)
+    return np.clip(eta2, 0.0, 1.0)
+
+
+def _class_means(X: sp.csr_matrix, y: NDArray[np.intp], k: int) -> NDArray[np.float64]:
+    Y = sp.csr_matrix((np.ones(y.size), (y, np.arange(y.size))), shape=(k, y.size))
+    counts = np.maximum(np.bincount(y, minlength=k), 1).astype(np.float64)
+    return np.asarray((Y @ X).todense()) / counts[:, None]
+
+
+def _common_depths(folders: Sequence[FolderPath]) -> NDArray[np.intp]:
+    k = len(folders)
+    out = np.zeros((k, k), dtype=np.intp)
+    for a in range(k):
+        for b in range(k):
+            fa, fb = folders[a], folders[b]
+            d = 0
+            while d < min(len(fa), len(fb)) and fa[d] == fb[d]:
+                d += 1
+            out[a, b] = d
+    return out
+
+
+def _log_softmax(D: NDArray[np.float64]) -> NDArray[np.float64]:
+    D = D - D.max(axis=1, keepdims=True)
+    return D - np.log(np.exp(D).sum(axis=1, keepdims=True))
+
+
+def _as_csr(X: Matrix) -> sp.csr_matrix:
+    if sp.issparse(X):
+        return sp.csr_matrix(X, dtype=np.float64)
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D, got shape {X.shape}")
+    return sp.csr_matrix(X)
+
+
+def _scale_columns(X: sp.csr_matrix, s: NDArray[np.float64]) -> sp.csr_matrix:
+    return sp.csr_matrix(X @ sp.diags(s))
+
+
+def _check_weights(weights: ArrayLike | None, n_terms: int) -> NDArray[np.float64]:
+    if weights is None:
+        return np.ones(n_terms)
+    w = np.asarray(weights, dtype=np.float64).ravel()
+    if w.shape != (n_terms,) or not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0:
+        raise ValueError(f"weights must be {n_terms} finite non-negative numbers, not all zero")
+    return w * (n_terms / w.sum())
+
+
+def _check_triples(triples: ArrayLike | None, n_docs: int) -> NDArray[np.intp]:
+    if triples is None:
+        return np.zeros((0, 3), dtype=np.intp)
+    t = np.asarray(triples, dtype=np.intp).reshape(-1, 3)
+    if t.size and (t.min() < 0 or t.max() >= n_docs):
+        raise ValueError(f"triples refer to documents outside 0..{n_docs - 1}")
+    return t
