@@ -24,6 +24,13 @@ from foldwise.core._divisive import (
 )
 from foldwise.core._divisive_stability import StabilityResult, divisive_stability
 from foldwise.core._estimators import HAC, IHAC, BiHAC, BiiHAC
+from foldwise.core._extended_tree import (
+    DocumentPlacement,
+    ExtendedTree,
+    TreeFolder,
+    extended_tree,
+    proposal_f_score,
+)
 from foldwise.core._f_score import FScore, hierarchical_f_score
 from foldwise.core._features import TextFeatures, text_features
 from foldwise.core._ggm import ProbabilisticHierarchy, probabilistic_hierarchy
@@ -40,6 +47,7 @@ from foldwise.core._h_correlation import h_correlation, mlb_triples_per_node
 from foldwise.core._hai import hai
 from foldwise.core._hierarchy import FolderPath, Hierarchy, folder_paths_of
 from foldwise.core._ihac import cosine_distances, hac_linkage, ihac_from_distances, ihac_linkage
+from foldwise.core._placement import FolderPlacement, Placement
 from foldwise.core._rand import adjusted_rand_index, corrected_rand_index, rand_index
 
 __all__ = [
@@ -51,17 +59,22 @@ __all__ = [
     "ConflictingTriplesError",
     "ConstrainedDivisive",
     "Constraints",
+    "DocumentPlacement",
+    "ExtendedTree",
     "FScore",
     "FolderConstraints",
     "FolderPath",
+    "FolderPlacement",
     "GeneralizableMixture",
     "Hierarchy",
     "LevelAssignment",
     "LevelConstraints",
     "MLBTriple",
+    "Placement",
     "ProbabilisticHierarchy",
     "StabilityResult",
     "TextFeatures",
+    "TreeFolder",
     "TripleSet",
     "adapt_weights",
     "adjusted_rand_index",
@@ -78,6 +91,7 @@ __all__ = [
     "cut_at_level",
     "divisive_stability",
     "document_linkage",
+    "extended_tree",
     "fit_usggm",
     "folder_level_partition",
     "folder_paths_of",
@@ -91,6 +105,7 @@ __all__ = [
     "mlb_triples_per_node",
     "partition_constraints",
     "probabilistic_hierarchy",
+    "proposal_f_score",
     "rand_index",
     "sample_dependent_clusters",
     "text_features",
