@@ -229,25 +229,26 @@ function folderHtml(f, depth, out) {
   const cls = ["node", "folder", f.kind];
   if (f.pending) cls.push("pending");
   if (state.selected === f.key) cls.push("selected");
-  // A proposal's name is made of its top terms; show the terms only when they add something.
-  const extra = f.terms.filter((t) => !f.name.toLowerCase().includes(t.toLowerCase())).slice(0, 3);
-  const terms = f.kind === "proposed" && extra.length
-    ? `<span class="terms" title="top terms: ${esc(f.terms.join(", "))}">${esc(extra.join(", "))}</span>` : "";
   const filed = f.total - f.fresh;
   const fresh = f.fresh ? `<span class="new" title="${f.fresh} suggested here, not filed yet">+${f.fresh}</span>` : "";
   const countText = filed || !f.fresh ? `${filed}${fresh ? " " : ""}${fresh}` : fresh;
-  const actions = f.kind === "proposed" && !f.pending
-    ? `<span class="proposal-actions"><button class="small act-accept" title="Accept this folder">Accept</button>` +
-      `<button class="small act-rename" title="Accept under another name">Rename</button>` +
-      `<button class="small danger act-reject" title="Reject: its documents go to the parent folder">Reject</button></span>`
+  // A proposal gets a second line: its top terms and what the person can do with it.
+  const bar = f.kind === "proposed"
+    ? `<div class="proposal-bar" style="padding-left:${6 + depth * 16 + 35}px">` +
+      `<span class="terms" title="top terms">${esc(f.terms.slice(0, 6).join(" · "))}</span>` +
+      (f.pending ? '<span class="muted small">saving…</span>'
+        : '<span class="proposal-actions"><button class="small act-accept" title="Make it a real folder">Accept</button>' +
+          '<button class="small act-rename" title="Accept under another name">Rename</button>' +
+          '<button class="small danger act-reject" title="Reject: its documents go to the parent folder">Reject</button></span>') +
+      "</div>"
     : "";
   out.push(
     `<div class="${cls.join(" ")}" role="treeitem" data-key="${esc(f.key)}" aria-level="${depth + 1}"` +
       `${hasKids ? ` aria-expanded="${open}"` : ""} aria-selected="${state.selected === f.key}" tabindex="-1">` +
       `<div class="row" style="padding-left:${6 + depth * 16}px">` +
       `<span class="twisty">${hasKids ? (open ? "▾" : "▸") : ""}</span><span class="icon folder"></span>` +
-      `<span class="name">${esc(f.name)}</span>${terms}${actions}` +
-      `<span class="count" title="${filed} filed, ${f.fresh} suggested">${countText}</span></div>`,
+      `<span class="name">${esc(f.name)}</span>` +
+      `<span class="count" title="${filed} filed, ${f.fresh} suggested">${countText}</span></div>${bar}`,
   );
   if (open && hasKids) {
     out.push('<div role="group">');
@@ -341,17 +342,17 @@ function select(key) {
 }
 
 /** Expand the ancestors of a document so that it shows, then select it. */
-function reveal(docId) {
-  const d = state.tree && state.tree.docs.get(docId);
-  if (!d) return;
-  let key = d.folderKey;
+function reveal(docId, folder) {
+  const d = docId != null && state.tree && state.tree.docs.get(docId);
+  if (!d && !folder) return;
+  let key = d ? d.folderKey : state.tree.folders.get(folder) && state.tree.folders.get(folder).parentKey;
   while (key) {
     state.expanded.add(key);
     const f = state.tree.folders.get(key);
     key = f ? f.parentKey : null;
   }
   renderTree();
-  select(docKey(docId));
+  select(d ? docKey(docId) : folder);
 }
 
 function onTreeClick(ev) {
@@ -369,6 +370,7 @@ function onTreeClick(ev) {
   } else {
     state.selected = key;
     toggle(key);
+    openFolder(key);
   }
 }
 
@@ -674,6 +676,41 @@ async function openDocument(id) {
   loadSimilar(id);
 }
 
+/** The folder's contents in the main area; for a proposal, what it is and what to do. */
+function openFolder(key) {
+  const f = state.tree && state.tree.folders.get(key);
+  if (!f) return;
+  state.openDoc = null;
+  saveView();
+  const view = $("#folder-view");
+  showView("folder-view");
+  const rows = f.docs.map((d) => `<li data-doc="${d.id}" class="${d.filed ? "" : "suggested"}">` +
+    `<span class="icon doc"></span> ${esc(d.title)}` +
+    (d.filed ? "" : ` <span class="conf">${d.confidence != null ? pct(d.confidence) : ""} suggested</span>`) + "</li>").join("");
+  const subs = f.children.map((c) => `<li data-folder="${esc(c.key)}"><span class="icon folder"></span> ${esc(c.name)}` +
+    ` <span class="muted small">${c.total}</span></li>`).join("");
+  let head = "";
+  if (f.kind === "proposed") {
+    head = '<div class="where proposal-card" id="proposal-card"><div><strong>A new folder?</strong> ' +
+      `Foldwise found ${f.total} documents that fit none of your folders well` +
+      (f.parentKey ? ` inside <span class="path">${esc(folderLabel(f.parentKey))}</span>` : "") + ".</div>" +
+      `<div class="chips">${f.terms.map((t) => `<span class="chip">${esc(t)}</span>`).join("")}</div>` +
+      '<div class="buttons"><button class="primary" id="proposal-accept">Accept</button>' +
+      '<button id="proposal-rename">Rename…</button><button class="danger" id="proposal-reject">Reject</button></div></div>';
+  }
+  view.innerHTML = `<h2 id="folder-title">${esc(f.kind === "proposed" ? f.name : folderLabel(key) || f.name)}</h2>` + head +
+    (subs ? `<h3>Folders</h3><ul class="listing">${subs}</ul>` : "") +
+    `<h3>Documents</h3>${rows ? `<ul class="listing">${rows}</ul>` : '<p class="muted">No documents directly in this folder.</p>'}`;
+  if (f.kind === "proposed") {
+    $("#proposal-accept").onclick = () => acceptProposal(f);
+    $("#proposal-reject").onclick = () => rejectProposal(f);
+    $("#proposal-rename").onclick = () => {
+      const node = $(`#tree [data-key="${CSS.escape(key)}"]`);
+      if (node) startRename(f, node);
+    };
+  }
+}
+
 async function loadSimilar(id) {
   const ul = $("#similar");
   try {
@@ -960,14 +997,17 @@ async function undoCritique(id, button) {
 /* -------------------------------------------------------------- quality */
 
 async function refreshQuality() {
-  const panel = $("#panel-quality");
-  panel.innerHTML = '<p class="muted">Measuring…</p>';
+  const view = $("#quality-view");
+  showView("quality-view");
+  $("#panel-quality").innerHTML = '<p class="muted">The quality report is open in the main area.</p>' +
+    '<button type="button" id="quality-refresh" class="small">Measure again</button>';
+  $("#quality-refresh").onclick = refreshQuality;
+  view.innerHTML = '<h2>How the tree compares with your folders</h2><p class="muted">Measuring…</p>';
   try {
     const html = await api("GET", "/ui/api/quality");
-    panel.innerHTML = `${html}<button type="button" id="quality-refresh" class="small">Measure again</button>`;
-    $("#quality-refresh").onclick = refreshQuality;
+    view.innerHTML = `<h2>How the tree compares with your folders</h2>${html}`;
   } catch (err) {
-    panel.innerHTML = `<p class="error">${esc(err.message)}</p>`;
+    view.innerHTML = `<h2>Quality</h2><p class="error" role="alert">Could not measure: ${esc(err.message)}</p>`;
   }
 }
 
@@ -1001,6 +1041,13 @@ function wire() {
   });
   $("#search-form").addEventListener("submit", (ev) => { ev.preventDefault(); runSearch($("#search").value); });
   $("#content").addEventListener("click", (ev) => {
+    const sub = ev.target.closest("[data-folder]");
+    if (sub && $("#folder-view").contains(sub)) {
+      const key = sub.dataset.folder;
+      reveal(null, key);
+      openFolder(key);
+      return;
+    }
     const hit = ev.target.closest("[data-doc]");
     if (!hit || !$("#content").contains(hit)) return;
     const id = Number(hit.dataset.doc);
