@@ -109,3 +109,21 @@ def test_conflict_between_folders_and_triples_falls_back_to_fewest_violations():
 def test_too_few_documents_is_a_clear_error():
     with pytest.raises(ValueError, match="at least 2"):
         hac_linkage(np.ones((1, 3)))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_folders_and_triples_from_one_tree_never_dead_end(seed):
+    """Folder labels and explicit triples that come from the same tree are jointly
+    satisfiable, so iHAC must not need the fewest-violations fallback."""
+    rng = np.random.default_rng(100 + seed)
+    n = 16
+    paths = [tuple(rng.integers(0, 2, size=rng.integers(1, 4)).astype(str)) for _ in range(n)]
+    truth = Hierarchy.from_paths(paths)
+    labels = [p if rng.random() < 0.4 else None for p in paths]
+    candidates = [t for t in itertools.permutations(range(n), 3) if triple_holds(truth, t)]
+    picked = [candidates[k] for k in rng.choice(len(candidates), size=8, replace=False)]
+    D = squareform(pdist(rng.normal(size=(n, 2))))
+    constraints = Constraints.build(n, labels, picked)
+    Z, violated = ihac_from_distances(D.copy(), constraints)
+    assert not violated.any()
+    assert constraints.triples.violated_by(Hierarchy.from_linkage(Z)) == []

@@ -147,53 +147,93 @@ def _find(uf, v):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _lookahead_ok(i, j, tri, slot_of, scratch):  # type: ignore[no-untyped-def]
-    """BUILD on the explicit triples still open if slots i and j merge.
+def _lookahead_ok(i, j, head, nxt, nlab, lca, ntrip, fparent, fdepth, tri, slot_of,
+                  scratch, folder_key):  # type: ignore[no-untyped-def]
+    """Aho et al.'s BUILD on the constraints still open if slots i and j merge.
 
-    ``scratch`` is an int64 array of size n_slots filled with -1 on entry and on exit.
+    Leaves are the current clusters that hold labeled documents or triple items (j standing
+    for the merged i + j); clusters with neither can merge anywhere and never cause a dead
+    end. On a leaf set S, BUILD links x and y of every open explicit triple inside S, and,
+    for the folder triples, every two clusters whose labeled documents lie below the same
+    child of N(S), the lowest folder holding all labeled documents of S: exactly the pairs
+    some implied triple (x, y, z), z in S, links -- without materialising one triple.
+
+    ``scratch`` (size n_slots) and ``folder_key`` (size n_folders) are int64 arrays filled
+    with -1 on entry and on exit.
     """
-    n_t = tri.shape[0]
-    # Compress the slots of triple items (j standing for the merged i + j) to leaves 0..k-1.
-    leaves = np.empty(3 * n_t, dtype=np.int64)
+    # Leaves 0..k-1: constrained active clusters, with the merged summary for j.
+    leaves = np.empty(nlab.shape[0], dtype=np.int64)
     k = 0
-    tl = np.empty((n_t, 3), dtype=np.int64)
-    for t in range(n_t):
-        for c in range(3):
-            s = slot_of[tri[t, c]]
-            if s == i:
-                s = j
-            if scratch[s] < 0:
-                scratch[s] = k
-                leaves[k] = s
-                k += 1
-            tl[t, c] = scratch[s]
+    s = head
+    while s >= 0:
+        if s != i and (nlab[s] > 0 or ntrip[s] > 0 or s == j):
+            scratch[s] = k
+            leaves[k] = s
+            k += 1
+        s = nxt[s]
+    leaf_lab = np.empty(k, dtype=np.int64)
+    leaf_lca = np.empty(k, dtype=np.int64)
     for v in range(k):
-        scratch[leaves[v]] = -1
+        leaf_lab[v] = nlab[leaves[v]]
+        leaf_lca[v] = lca[leaves[v]]
+    vj = scratch[j]
+    if nlab[i] > 0:
+        leaf_lca[vj] = lca[i] if nlab[j] == 0 else _lca(lca[i], lca[j], fparent, fdepth)
+        leaf_lab[vj] = nlab[i] + nlab[j]
+    n_t = tri.shape[0]
+    tl = np.empty((n_t, 3), dtype=np.int64)
     open_t = np.zeros(n_t, dtype=np.bool_)
     for t in range(n_t):
+        for c in range(3):
+            sl = slot_of[tri[t, c]]
+            tl[t, c] = scratch[j] if sl == i else scratch[sl]
         # Satisfied (x, y together) or already violated triples no longer constrain merges.
         open_t[t] = tl[t, 0] != tl[t, 1] and tl[t, 0] != tl[t, 2] and tl[t, 1] != tl[t, 2]
+    for v in range(k):
+        scratch[leaves[v]] = -1
     group = np.zeros(k, dtype=np.int64)
     uf = np.empty(k, dtype=np.int64)
+    top = np.full(k, -1, dtype=np.int64)  # N(S) per group
     while True:
-        any_inside = False
         for v in range(k):
             uf[v] = v
-        inside = np.zeros(k, dtype=np.bool_)  # groups (by id) holding a triple
+        linked = np.zeros(k, dtype=np.bool_)  # groups (by id) with an Aho edge inside
         for t in range(n_t):
             if not open_t[t]:
                 continue
             g = group[tl[t, 0]]
             if group[tl[t, 1]] == g and group[tl[t, 2]] == g:
-                any_inside = True
-                inside[g] = True
+                linked[g] = True
                 a = _find(uf, tl[t, 0])
                 b = _find(uf, tl[t, 1])
                 if a != b:
                     uf[a] = b
-        if not any_inside:
+        for g in range(k):
+            top[g] = -1
+        for v in range(k):
+            if leaf_lab[v] > 0:
+                g = group[v]
+                top[g] = leaf_lca[v] if top[g] < 0 else _lca(top[g], leaf_lca[v], fparent,
+                                                               fdepth)
+        for v in range(k):
+            g = group[v]
+            if leaf_lab[v] > 0 and leaf_lca[v] != top[g]:
+                key = _child_toward(top[g], leaf_lca[v], fparent)
+                if folder_key[key] < 0:
+                    folder_key[key] = v
+                else:
+                    linked[g] = True
+                    a = _find(uf, v)
+                    b = _find(uf, folder_key[key])
+                    if a != b:
+                        uf[a] = b
+        for v in range(k):
+            g = group[v]
+            if leaf_lab[v] > 0 and leaf_lca[v] != top[g]:
+                folder_key[_child_toward(top[g], leaf_lca[v], fparent)] = -1
+        if not linked.any():
             return True
-        # A group with an inner triple whose leaves all ended in one component: stuck.
+        # A group with an inner edge whose leaves all ended in one component: stuck.
         first_root = np.full(k, -1, dtype=np.int64)
         split = np.zeros(k, dtype=np.bool_)
         for v in range(k):
@@ -204,7 +244,7 @@ def _lookahead_ok(i, j, tri, slot_of, scratch):  # type: ignore[no-untyped-def]
             elif first_root[g] != r:
                 split[g] = True
         for g in range(k):
-            if inside[g] and not split[g]:
+            if linked[g] and not split[g]:
                 return False
         for v in range(k):
             group[v] = _find(uf, v)
@@ -290,6 +330,7 @@ def ihac_kernel(D, doc_folder, fparent, fdepth, ftotal, tri, progress):  # type:
         ntrip[v] = 1
     has_triples = tri.shape[0] > 0
     scratch = np.full(n, -1, dtype=np.int64)
+    folder_key = np.full(fparent.shape[0], -1, dtype=np.int64)
     cap = 64
     blocked_a = np.empty(cap, dtype=np.int64)
     blocked_b = np.empty(cap, dtype=np.int64)
@@ -328,8 +369,12 @@ def ihac_kernel(D, doc_folder, fparent, fdepth, ftotal, tri, progress):  # type:
             if fresh and (nlab[i] > 0 or ntrip[i] > 0) and (nlab[j] > 0 or ntrip[j] > 0):
                 fresh = _admissible(i, j, nlab, lca, fparent, fdepth, ftotal, ntrip, tri,
                                     slot_of)
-                if (fresh and has_triples and ntrip[i] > 0 and ntrip[j] > 0
-                        and not _lookahead_ok(i, j, tri, slot_of, scratch)):
+                # With explicit triples, look ahead on every merge of two constrained
+                # clusters: folder constraints alone never dead-end, but together with
+                # triples a merge of two folder clusters can (the leaves of BUILD change).
+                if (fresh and has_triples
+                        and not _lookahead_ok(i, j, head, nxt, nlab, lca, ntrip, fparent,
+                                              fdepth, tri, slot_of, scratch, folder_key)):
                     if n_blocked == cap:
                         cap *= 2
                         ba = np.empty(cap, dtype=np.int64)
