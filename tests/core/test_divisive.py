@@ -160,7 +160,7 @@ def test_degenerate_inputs_warn_or_raise():
     with pytest.warns(UserWarning, match="no labeled document"):
         ConstrainedDivisive(metric="euclidean").fit(X, [None] * len(X))
     # one folder holding every document: the constrained split cannot keep them together
-    with pytest.warns(UserWarning, match="without constraints"):
+    with pytest.warns(UserWarning, match="every document is in one folder at level 1"):
         model = ConstrainedDivisive(metric="euclidean").fit(X, [("only",)] * len(X))
     assert is_valid_linkage(model.linkage_)
     with pytest.raises(ValueError, match="level must be an int >= 1"):

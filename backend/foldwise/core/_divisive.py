@@ -202,7 +202,14 @@ class ConstrainedDivisive(BaseEstimator):
             if len(y) != n:
                 raise ValueError(f"y has {len(y)} entries for {n} documents")
             for lv in levels:
-                m, c = partition_constraints(folder_level_partition(y, lv))
+                blocks = folder_level_partition(y, lv)
+                if blocks.min() == blocks.max() == 0:
+                    warnings.warn(
+                        f"every document is in one folder at level {lv}: its must-links "
+                        f"cannot survive a split, so level {lv} is split without constraints",
+                        stacklevel=2,
+                    )
+                m, c = partition_constraints(blocks)
                 must[lv] = [*must.get(lv, []), *map(tuple, m)]
                 cannot[lv] = [*cannot.get(lv, []), *map(tuple, c)]
             if all(p is None for p in y):
@@ -256,11 +263,9 @@ def _splinter_group(
         )
         in_S[unit == unit[seed]] = True
         if in_S.all():
-            warnings.warn(
-                "a constrained split must keep all its documents together (they are all "
-                "must-linked); splitting that level without constraints",
-                stacklevel=2,
-            )
+            # the cluster is one must-link group (e.g. exactly one folder's documents): a
+            # binary split cannot keep it together, and nothing says how to cut it, so this
+            # split goes unconstrained (the estimator warns when a whole level is like this)
             local = None
             in_S[:] = False
     if local is None:
