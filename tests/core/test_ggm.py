@@ -243,3 +243,25 @@ def test_estimator_contract():
     placed = fitted.assign_level(X)
     assert (placed.level == 1).all() and (placed.node == 0).all()
     assert fitted.component_linkage_.shape == (0, 4) and is_valid_linkage(fitted.linkage_)
+
+
+@pytest.mark.parametrize("similarity", ["modified_l2", "confusion"])
+def test_class_hierarchy_holds_the_class_components(similarity):
+    # folder "left" holds blobs 0 and 1, folder "right" blobs 2 and 3; half the docs labeled
+    X, blob = blobs(seed=0, n_per=100)
+    y = [("left" if b < 2 else "right") if i % 2 else None for i, b in enumerate(blob)]
+    model = ProbabilisticHierarchy(
+        n_dims=None, similarity=similarity, n_init=2, random_state=0
+    ).fit(X, y)
+    K = model.n_components_
+    blob_of = np.array([np.bincount(blob[model.labels_ == k]).argmax() for k in range(K)])
+    tree = model.class_hierarchy("left")
+    assert set(blob_of[tree.components]) == {0, 1}
+    assert tree.linkage.shape == (tree.components.size - 1, 4)
+    assert tree.weights.sum() == pytest.approx(1.0)
+    X_new, blob_new = blobs(seed=5, n_per=50)
+    placed = model.assign_level_in_class(X_new[blob_new < 2], "left", rho=0.9)
+    assert np.mean(placed.level == 1) > 0.7
+    assert (placed.posterior > 0.9).all()
+    with pytest.raises(ValueError, match="label 'up' is not among"):
+        model.class_hierarchy("up")

@@ -23,7 +23,12 @@ from sklearn.preprocessing import normalize
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
-from foldwise.core._ggm_fit import probabilistic_hierarchy, prototypes
+from foldwise.core._ggm_fit import (
+    ClassHierarchy,
+    class_hierarchy,
+    probabilistic_hierarchy,
+    prototypes,
+)
 from foldwise.core._ggm_hierarchy import (
     SIMILARITIES,
     LevelAssignment,
@@ -31,7 +36,7 @@ from foldwise.core._ggm_hierarchy import (
     node_members,
     sample_dependent_clusters,
 )
-from foldwise.core._ggm_mixture import component_posteriors
+from foldwise.core._ggm_mixture import GeneralizableMixture, component_posteriors
 
 
 class ProbabilisticHierarchy(BaseEstimator):
@@ -221,6 +226,70 @@ class ProbabilisticHierarchy(BaseEstimator):
     def sample_dependent_clusters(self, X: Any, rho: float | None = None) -> NDArray[np.bool_]:
         """Components merged for each document by 003 sec. 3.5. Shape (n_samples, K)."""
         return sample_dependent_clusters(self.predict_proba(X), self.rho if rho is None else rho)
+
+    def class_hierarchy(self, label: Hashable, min_share: float = 0.01) -> ClassHierarchy:
+        """The hierarchy of one class (folder) ``y`` from ``p(x|y)`` (003 sec. 3, Fig. 5).
+
+        The components of the folder, merged with the estimator's ``similarity``: a proposal
+        for the folder's subfolders.
+
+        Parameters
+        ----------
+        label : hashable
+            One of ``classes_``.
+        min_share : float, default=0.01
+            Components with ``P(k|y)`` below this are left out.
+
+        Returns
+        -------
+        ClassHierarchy
+        """
+        check_is_fitted(self, "mixture_")
+        if label not in self.classes_:
+            raise ValueError(f"label {label!r} is not among the {len(self.classes_)} classes_")
+        return class_hierarchy(
+            self.mixture_,
+            self.classes_.index(label),
+            label,
+            self.similarity,
+            rho=self.rho,
+            n_ancillary=self.n_ancillary,
+            min_share=min_share,
+            rng=np.random.default_rng(self.random_state),
+        )
+
+    def assign_level_in_class(
+        self, X: Any, label: Hashable, rho: float | None = None
+    ) -> LevelAssignment:
+        """Level assignment within one class's hierarchy: 003 eq. 9 with ``P_j(k|y, x)``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Documents known to belong to class ``label``.
+        label : hashable
+        rho : float, optional
+
+        Returns
+        -------
+        LevelAssignment
+            Nodes are numbered as in ``class_hierarchy(label).linkage`` (leaf ``i`` is
+            component ``components[i]``).
+        """
+        tree = self.class_hierarchy(label)
+        Z = self.transform(X)
+        sub = GeneralizableMixture(
+            tree.weights,
+            self.means_[tree.components],
+            self.covariances_[tree.components],
+            np.zeros((tree.components.size, 0)),
+            float("nan"),
+            float("nan"),
+            0,
+        )
+        return assign_levels(
+            component_posteriors(sub, Z), tree.linkage, self.rho if rho is None else rho
+        )
 
     def keywords_(
         self, feature_names: Sequence[str] | None = None, n_keywords: int = 8

@@ -190,6 +190,71 @@ def _drop_empty(
     )
 
 
+@dataclass(frozen=True)
+class ClassHierarchy:
+    """The hierarchy of one class density p(x|y) (003 sec. 3, eq. 6-8; Fig. 5).
+
+    Attributes
+    ----------
+    label : hashable
+    components : ndarray of shape (m,), int
+        The mixture components with ``P(k|y) >= min_share``; leaf ``i`` of ``linkage`` is
+        component ``components[i]``.
+    weights : ndarray of shape (m,)
+        ``P(k|y)`` renormalized over ``components`` (eq. 6).
+    linkage : ndarray of shape (m - 1, 4)
+        Component tree in the format of :func:`component_linkage`.
+    merge_scores : ndarray of shape (m - 1,)
+    """
+
+    label: Hashable
+    components: NDArray[np.intp]
+    weights: NDArray[np.float64]
+    linkage: NDArray[np.float64]
+    merge_scores: NDArray[np.float64]
+
+
+def class_hierarchy(
+    gm: GeneralizableMixture,
+    code: int,
+    label: Hashable,
+    similarity: str = "modified_l2",
+    *,
+    rho: float = 0.9,
+    n_ancillary: int = 20000,
+    min_share: float = 0.01,
+    rng: np.random.Generator,
+) -> ClassHierarchy:
+    """Agglomerate the components of one class: ``p(x|y) = sum_k p(x|k) P(k|y)`` (003 eq. 6).
+
+    ``P(k|y) = P(y|k) P(k) / sum_k P(y|k) P(k)``. Components below ``min_share`` of the class
+    are left out, as 003 Table 1 lists only the components that matter for each class.
+    Cluster confusion and the sample measure use ancillary samples drawn from ``p(x|y)``.
+    """
+    joint = gm.class_given_component[:, code] * gm.weights
+    if joint.sum() <= 0:
+        raise ValueError(f"no component carries class {label!r}")
+    share = joint / joint.sum()
+    keep = np.flatnonzero(share >= min(min_share, share.max()))
+    sub = GeneralizableMixture(
+        share[keep] / share[keep].sum(),
+        gm.means[keep],
+        gm.covariances[keep],
+        np.zeros((keep.size, 0)),
+        float("nan"),
+        float("nan"),
+        0,
+    )
+    kwargs: dict[str, Any] = {"rho": rho}
+    if similarity in ("confusion", "sample"):
+        true_component, samples = _ancillary_samples(sub, n_ancillary, rng)
+        kwargs["posteriors"] = component_posteriors(sub, samples)
+        if similarity == "confusion":
+            kwargs["true_component"] = true_component
+    Z, scores = component_linkage(sub.weights, sub.means, sub.covariances, similarity, **kwargs)
+    return ClassHierarchy(label, keep.astype(np.intp), sub.weights, Z, scores)
+
+
 def _ancillary_samples(
     gm: GeneralizableMixture, n_samples: int, rng: np.random.Generator
 ) -> tuple[NDArray[np.intp], NDArray[np.float64]]:
