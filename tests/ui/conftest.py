@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, FilePayload, Page, sync_playwright
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -167,6 +167,11 @@ def page(browser: Browser, server: Server) -> Iterator[Page]:
     finally:
         context.close()
     assert not errors, f"JavaScript errors in the page: {errors}"
+
+
+def payload(name: str, data: bytes, mime: str = "text/plain") -> FilePayload:
+    """A file for ``set_input_files``."""
+    return {"name": name, "mimeType": mime, "buffer": data}
 
 
 def login(page: Page, name: str, password: str = PASSWORD) -> None:

@@ -10,7 +10,7 @@ import re
 
 from playwright.sync_api import Locator, Page, expect
 
-from .conftest import TOPICS, login, topic_text
+from .conftest import TOPICS, login, payload, topic_text
 from .test_pages import import_corpus
 
 RECLUSTER_TIMEOUT_MS = 120_000
@@ -27,7 +27,7 @@ def upload(page: Page, files: list[tuple[str, str]]) -> None:
     before = page.locator("#upload-results tbody tr").count()
     page.set_input_files(
         "#file-input",
-        files=[{"name": n, "mimeType": "text/plain", "buffer": t.encode()} for n, t in files],
+        files=[payload(n, t.encode()) for n, t in files],
     )
     rows = page.locator("#upload-results tbody tr")
     expect(rows).to_have_count(before + len(files))

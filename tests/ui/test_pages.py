@@ -11,14 +11,14 @@ from sqlalchemy.orm import Session
 from foldwise.service.db import make_engine
 from foldwise.service.users import service as users
 
-from .conftest import Server, corpus_zip, login, topic_text
+from .conftest import Server, corpus_zip, login, payload, topic_text
 
 
 def import_corpus(page: Page, per_folder: int = 5) -> None:
     page.click("#upload-btn")
     page.set_input_files(
         "#file-input",
-        files=[{"name": "folders.zip", "mimeType": "application/zip", "buffer": corpus_zip(per_folder)}],
+        files=[payload("folders.zip", corpus_zip(per_folder), "application/zip")],
     )
     expect(page.locator("#upload-results tr[data-status]")).to_have_count(1)
     expect(page.locator("#upload-results tbody tr").first).to_contain_text("imported")
@@ -54,11 +54,11 @@ def test_import_and_upload_show_per_file_results(page: Page, user: str) -> None:
     page.set_input_files(
         "#file-input",
         files=[
-            {"name": "garden-1.txt", "mimeType": "text/plain", "buffer": new},
-            {"name": "garden-again.txt", "mimeType": "text/plain", "buffer": new},
-            {"name": "tool.exe", "mimeType": "application/octet-stream", "buffer": b"MZ\x90\x00\x03"},
-            {"name": "broken.zip", "mimeType": "application/zip", "buffer": b"PK\x03\x04 not a zip"},
-            {"name": "empty.txt", "mimeType": "text/plain", "buffer": b""},
+            payload("garden-1.txt", new),
+            payload("garden-again.txt", new),
+            payload("tool.exe", b"MZ\x90\x00\x03", "application/octet-stream"),
+            payload("broken.zip", b"PK\x03\x04 not a zip", "application/zip"),
+            payload("empty.txt", b""),
         ],
     )
     rows = page.locator("#upload-results tbody tr")
@@ -78,7 +78,8 @@ def test_drop_files_on_the_page(page: Page, user: str) -> None:
     page.evaluate(
         """() => {
           const dt = new DataTransfer();
-          dt.items.add(new File(["Telescope notes: galaxy, nebula, comet."], "sky.txt", {type: "text/plain"}));
+          const text = "Telescope notes: galaxy, nebula, comet.";
+          dt.items.add(new File([text], "sky.txt", {type: "text/plain"}));
           const ev = new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true});
           document.querySelector("#content").dispatchEvent(ev);
         }"""
@@ -139,7 +140,9 @@ def test_keyboard_navigation(page: Page, user: str) -> None:
     # Expanded folders and the selection survive a reload.
     page.keyboard.press("Enter")
     page.reload()
-    expect(page.locator("#tree > [role=treeitem]").nth(1)).to_have_attribute("aria-expanded", "true")
+    expect(page.locator("#tree > [role=treeitem]").nth(1)).to_have_attribute(
+        "aria-expanded", "true"
+    )
 
 
 def test_expired_session_is_shown_in_the_page(page: Page, user: str, server: Server) -> None:

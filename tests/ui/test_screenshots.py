@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from .conftest import Server, login
+from .conftest import Server, login, payload
 from .test_critiques import RECLUSTER_TIMEOUT_MS, wait_for_tree_version
 
 pytestmark = pytest.mark.slow
@@ -46,6 +46,7 @@ def _api(server: Server, token: str, method: str, path: str, body: object) -> ob
 
 def _shot(page: Page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
+    page.evaluate("document.querySelectorAll('.toast').forEach((t) => t.remove())")
     page.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
@@ -83,17 +84,15 @@ def test_screenshots_python_docs(page: Page, user: str) -> None:
     page.click("#upload-btn")
     page.set_input_files(
         "#file-input",
-        files=[{"name": "python-docs.zip", "mimeType": "application/zip", "buffer": archive}],
+        files=[payload("python-docs.zip", archive, "application/zip")],
     )
     expect(page.locator("#upload-results tbody tr").first).to_have_attribute(
         "data-status", "imported", timeout=120_000
     )
     page.set_input_files(
         "#file-input",
-        files=[
-            {"name": p.name, "mimeType": "text/plain", "buffer": p.read_bytes()} for p in new
-        ]
-        + [{"name": "scan.bin", "mimeType": "application/octet-stream", "buffer": b"\x00\x01"}],
+        files=[payload(p.name, p.read_bytes()) for p in new]
+        + [payload("scan.bin", b"\x00\x01", "application/octet-stream")],
     )
     rows = page.locator("#upload-results tbody tr")
     expect(rows).to_have_count(len(new) + 2, timeout=120_000)
@@ -141,15 +140,21 @@ def test_tree_render_time_2000_documents_100_folders(
     """Builds 100 folders and 2,000 documents over the API, then times the tree in the page."""
     token = server.cli("users", "token", user)
     rng = random.Random(1)
-    vocabulary = [f"{a}{b}" for a in ("alpha", "beta", "gamma", "delta", "omega") for b in
-                  ("stone", "river", "cloud", "forest", "signal", "ledger", "engine", "garden")]
+    vocabulary = [
+        f"{a}{b}"
+        for a in ("alpha", "beta", "gamma", "delta", "omega")
+        for b in ("stone", "river", "cloud", "forest", "signal", "ledger", "engine", "garden")
+    ]
     folders: list[int] = []
     for top in range(10):
         parent = _api(server, token, "POST", "/api/folders", {"name": f"area {top}"})
         folders.append(parent["id"])  # type: ignore[index]
         for sub in range(9):
             child = _api(
-                server, token, "POST", "/api/folders",
+                server,
+                token,
+                "POST",
+                "/api/folders",
                 {"name": f"topic {top}.{sub}", "parent_id": parent["id"]},  # type: ignore[index]
             )
             folders.append(child["id"])  # type: ignore[index]
@@ -158,7 +163,9 @@ def test_tree_render_time_2000_documents_100_folders(
     for i in range(2000):
         words = " ".join(rng.choice(vocabulary) for _ in range(40))
         folder = folders[i % 100] if i < 1900 else None  # the last 100 arrive unfiled
-        docs.append({"title": f"document {i:04d}", "text": f"{words} number{i}", "folder_id": folder})
+        docs.append(
+            {"title": f"document {i:04d}", "text": f"{words} number{i}", "folder_id": folder}
+        )
     for lo in range(0, 2000, 250):
         _api(server, token, "POST", "/api/documents/batch", {"documents": docs[lo : lo + 250]})
     # A real extended tree: the 100 unfiled documents placed, with confidences.
@@ -194,7 +201,8 @@ def test_tree_render_time_2000_documents_100_folders(
         )
         print(
             f"\ntree render, 2,000 documents / 100 folders: first load {first['total']:.0f} ms "
-            f"(fetch {first['fetch']:.0f}, build {first['build']:.0f}, draw {first['render']:.0f}); "
+            f"(fetch {first['fetch']:.0f}, build {first['build']:.0f}, "
+            f"draw {first['render']:.0f}); "
             f"all {expanded['nodes']} nodes expanded: draw {expanded['render']:.0f} ms; "
             f"reload with everything expanded: {reload_ms:.0f} ms"
         )

@@ -16,18 +16,33 @@ def dendrogram_svg(
     Z: NDArray[np.floating],
     leaf_groups: list[str],
     *,
-    width: int = 640,
-    height: int = 220,
+    width: int = 900,
+    height: int = 260,
     unfiled: str = "(not filed)",
 ) -> str:
     """SVG of linkage ``Z`` with a coloured tick per leaf for its group (top-level folder).
 
+    ``height`` is the plot's; the legend adds rows below it.
     Leaves in group ``unfiled`` are grey.
     """
     tree = dendrogram(Z, no_plot=True)
     n = len(leaf_groups)
     top = float(np.max(Z[:, 2])) or 1.0
-    pad, legend_h, tick_h = 8, 18, 10
+    groups = sorted(set(leaf_groups) - {unfiled}) + ([unfiled] if unfiled in leaf_groups else [])
+    colour = {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
+    colour[unfiled] = "#b8bec7"
+    # Legend entries flow into rows under the plot.
+    pad, tick_h, row_h, char_w = 8, 10, 15, 6.2
+    legend, lx, row = [], float(pad), 0
+    for g in groups:
+        label = g if len(g) <= 40 else g[:39] + "…"
+        item_w = 16 + char_w * len(label)
+        if lx + item_w > width - pad and lx > pad:
+            lx, row = float(pad), row + 1
+        legend.append((lx, row, g, label))
+        lx += item_w + 10
+    legend_h = (row + 1) * row_h + 6 if legend else 0
+    height = height + legend_h
     plot_h = height - legend_h - tick_h - 2 * pad
 
     def x(value: float) -> float:  # scipy puts leaf i at 10 i + 5
@@ -40,9 +55,6 @@ def dendrogram_svg(
     for xs, ys in zip(tree["icoord"], tree["dcoord"], strict=True):
         points = " ".join(f"{x(a):.1f},{y(b):.1f}" for a, b in zip(xs, ys, strict=True))
         paths.append(f'<polyline points="{points}"/>')
-    groups = sorted(set(leaf_groups) - {unfiled}) + ([unfiled] if unfiled in leaf_groups else [])
-    colour = {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
-    colour[unfiled] = "#b8bec7"
     ticks = []
     base = pad + plot_h
     for position, leaf in enumerate(tree["leaves"]):
@@ -52,21 +64,17 @@ def dendrogram_svg(
             f'<line x1="{cx:.1f}" y1="{base + 2:.1f}" x2="{cx:.1f}" y2="{base + tick_h:.1f}" '
             f'stroke="{colour[group]}"><title>{escape(group)}</title></line>'
         )
-    legend = []
-    lx = pad
-    for g in groups[:9]:
-        label = escape(g if len(g) <= 22 else g[:21] + "…")
-        legend.append(
-            f'<rect x="{lx}" y="{height - legend_h + 4}" width="9" height="9" fill="{colour[g]}"/>'
-            f'<text x="{lx + 12}" y="{height - legend_h + 12}">{label}</text>'
+    legend_svg = []
+    for lx, row, g, label in legend:
+        ly = base + tick_h + 6 + row * row_h
+        legend_svg.append(
+            f'<rect x="{lx:.0f}" y="{ly:.0f}" width="9" height="9" fill="{colour[g]}"/>'
+            f'<text x="{lx + 13:.0f}" y="{ly + 8:.0f}">{escape(label)}</text>'
         )
-        lx += 14 + 7 * min(len(g), 22)
-        if lx > width - 80:
-            break
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="dendrogram" viewBox="0 0 {width} {height}"'
         f' width="100%" role="img" aria-label="Dendrogram of {n} filed documents">'
         f'<g fill="none" stroke="#5b6472" stroke-width="1">{"".join(paths)}</g>'
         f'<g stroke-width="2">{"".join(ticks)}</g>'
-        f'<g font-size="10" fill="#333">{"".join(legend)}</g></svg>'
+        f'<g font-size="10" fill="#333">{"".join(legend_svg)}</g></svg>'
     )

@@ -128,13 +128,14 @@ def quality_report(*, session: Session, user: User) -> QualityReport:
     report = QualityReport()
     paths = folders.folder_paths(session=session, user=user)
     report.folders = len(paths)
-    folder_of = {
+    folder_of: dict[int, int] = {
         int(doc_id): int(fid)
         for doc_id, fid in session.execute(
             select(Document.id, Document.folder_id).where(
                 Document.user_id == user.id, Document.folder_id.is_not(None)
             )
         )
+        if fid is not None
     }
     version = session.scalar(
         select(TreeVersion)
