@@ -160,6 +160,10 @@ class ConstrainedDivisive(BaseEstimator):
     ----------
     linkage_ : ndarray of shape (n_samples - 1, 4)
         The dendrogram (see :func:`constrained_divisive_tree`).
+    children_ : ndarray of shape (n_samples - 1, 2), int
+        The two nodes joined by each row of ``linkage_``.
+    distances_ : ndarray of shape (n_samples - 1,)
+        Heights (split diameters).
     n_leaves_ : int
     constrained_levels_ : tuple of int
         Levels that had at least one constraint.
@@ -233,6 +237,9 @@ class ConstrainedDivisive(BaseEstimator):
                 stacklevel=2,
             )
         self.linkage_ = constrained_divisive_tree(D, constraints)
+        # the attribute set of the HAC family (foldwise.core._estimators)
+        self.children_ = self.linkage_[:, :2].astype(np.intp)
+        self.distances_ = self.linkage_[:, 2].copy()
         self.n_leaves_ = n
         self.constrained_levels_ = tuple(constraints)
         return self

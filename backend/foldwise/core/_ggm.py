@@ -78,6 +78,9 @@ class ProbabilisticHierarchy(BaseEstimator):
         Document dendrogram (:func:`~foldwise.core._ggm_hierarchy.document_linkage`): heights
         below 1 are within-component average-linkage distances (scaled), the merge that
         creates component level ``j`` is at height ``j - 1``.
+    children_ : ndarray of shape (n_samples - 1, 2), int
+    distances_ : ndarray of shape (n_samples - 1,)
+    n_leaves_ : int
     component_linkage_ : ndarray of shape (n_components_ - 1, 4)
         Component tree: node ``k < K`` is component ``k``, node ``K + r`` merge ``r``.
     component_merge_scores_ : ndarray of shape (n_components_ - 1,)
@@ -184,6 +187,10 @@ class ProbabilisticHierarchy(BaseEstimator):
         self.component_linkage_ = res.component_linkage
         self.component_merge_scores_ = res.merge_scores
         self.linkage_ = res.linkage
+        # the attribute set of the HAC family (foldwise.core._estimators)
+        self.children_ = res.linkage[:, :2].astype(np.intp)
+        self.distances_ = res.linkage[:, 2].copy()
+        self.n_leaves_ = n
         self.prototypes_ = prototypes(
             gm, Z, res.component, res.component_linkage, self.n_prototypes
         )
