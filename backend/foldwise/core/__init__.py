@@ -13,12 +13,10 @@ from foldwise.core._constraints import (
     TripleSet,
     close_triples,
 )
-from foldwise.core._divisive import (
-    ConstrainedDivisive,
+from foldwise.core._divisive import ConstrainedDivisive, constrained_divisive_tree, cut_at_level
+from foldwise.core._divisive_constraints import (
     LevelConstraints,
     close_constraints,
-    constrained_divisive_tree,
-    cut_at_level,
     folder_level_partition,
     partition_constraints,
 )
@@ -33,7 +31,8 @@ from foldwise.core._extended_tree import (
 )
 from foldwise.core._f_score import FScore, hierarchical_f_score
 from foldwise.core._features import TextFeatures, text_features
-from foldwise.core._ggm import ProbabilisticHierarchy, probabilistic_hierarchy
+from foldwise.core._ggm import ProbabilisticHierarchy
+from foldwise.core._ggm_fit import ClassHierarchy, probabilistic_hierarchy
 from foldwise.core._ggm_hierarchy import (
     LevelAssignment,
     assign_levels,
@@ -56,6 +55,7 @@ __all__ = [
     "BiHAC",
     "BiHACResult",
     "BiiHAC",
+    "ClassHierarchy",
     "ConflictingTriplesError",
     "ConstrainedDivisive",
     "Constraints",
