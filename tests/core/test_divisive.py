@@ -220,3 +220,14 @@ def test_stability_with_folder_paths_and_levels_beyond_the_data():
     assert 0.5 <= result.reference_rand <= 1
     assert np.isnan(result.rand[20])  # 11 documents kept: no level 20
     assert not np.isnan(result.rand[5])
+
+
+def test_precomputed_distances_are_not_modified():
+    X, _ = three_blobs(seed=4)
+    D = squareform(pdist(X)).astype(np.float32)
+    D[0, 0] = -1e-7  # a rounding artefact the estimator clips in its own copy
+    before = D.copy()
+    Z = ConstrainedDivisive(metric="precomputed").fit(D).linkage_
+    np.testing.assert_array_equal(D, before)
+    Z_euclid = ConstrainedDivisive(metric="euclidean").fit(X).linkage_
+    assert adjusted_rand_score(cut_at_level(Z, 2), cut_at_level(Z_euclid, 2)) == 1.0

@@ -226,7 +226,10 @@ class ConstrainedDivisive(BaseEstimator):
             for lv in sorted(set(must) | set(cannot))
             if len(must.get(lv, ())) or len(cannot.get(lv, ()))
         }
-        D = pairwise_distances(X, metric=self.metric).astype(np.float32, copy=False)
+        # a precomputed matrix is the caller's: copy it before the in-place fixes below
+        D = pairwise_distances(X, metric=self.metric).astype(
+            np.float32, copy=self.metric == "precomputed"
+        )
         # cosine distances of identical rows come out as tiny negatives
         np.maximum(D, 0, out=D)
         np.fill_diagonal(D, 0)

@@ -101,7 +101,8 @@ def divisive_stability(
     if constraint_fraction > 0 and ref is None:
         raise ValueError("constraint_fraction > 0 needs a reference partition")
     rng = np.random.default_rng(random_state)
-    D = pairwise_distances(X, metric=metric).astype(np.float32, copy=False)
+    # a precomputed matrix is the caller's: copy it before the in-place fixes below
+    D = pairwise_distances(X, metric=metric).astype(np.float32, copy=metric == "precomputed")
     np.maximum(D, 0, out=D)
     np.fill_diagonal(D, 0)
     n_keep = n - round(holdout * n)
