@@ -175,3 +175,32 @@ def test_job_error_is_shown_in_the_page(page: Page, user: str) -> None:
     expect(job).to_have_attribute("data-state", "failed", timeout=60_000)
     expect(page.locator("#job-label")).to_contain_text("Recluster failed: nothing to cluster")
     expect(job).to_have_class(re.compile("failed"))
+
+
+def test_move_to_picker_files_a_document(page: Page, user: str) -> None:
+    login(page, user)
+    import_corpus(page, per_folder=2)
+    page.click("#upload-btn")
+    page.set_input_files(
+        "#file-input", files=[payload("recipe.txt", topic_text("cooking", 9).encode())]
+    )
+    expect(page.locator("#upload-results tbody tr").last).to_have_attribute("data-status", "stored")
+    page.fill("#search", "recipe oven")
+    page.locator("#search-results li", has_text="unfiled").click()
+    expect(page.locator("#doc-title")).to_have_text("recipe")
+    page.click("#move-btn")
+    expect(page.locator("#move-dialog")).to_be_visible()
+    page.fill("#move-filter", "cook")
+    expect(page.locator("#move-list li[data-folder]")).to_have_count(1)
+    page.press("#move-filter", "Enter")
+    expect(page.locator("#move-dialog")).to_be_hidden()
+    expect(page.locator("#doc-where")).to_contain_text("Filed in cooking")
+    cooking = page.locator("#tree > .folder").filter(
+        has=page.locator(":scope > .row > .name", has_text=re.compile("^cooking$"))
+    )
+    expect(cooking.locator(".node.doc:not(.suggested)", has_text="recipe")).to_have_count(1)
+    page.click("#tab-history")
+    expect(page.locator("#history-list > li").first).to_contain_text("recipe")
+    # The move holds after a reload: it is stored, not only drawn.
+    page.reload()
+    expect(cooking.locator(".node.doc:not(.suggested)", has_text="recipe")).to_have_count(1)
