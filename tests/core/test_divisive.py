@@ -225,7 +225,7 @@ def test_stability_with_folder_paths_and_levels_beyond_the_data():
 def test_precomputed_distances_are_not_modified():
     X, _ = three_blobs(seed=4)
     D = squareform(pdist(X)).astype(np.float32)
-    D[0, 0] = -1e-7  # a rounding artefact the estimator clips in its own copy
+    D[0, 0] = 1e-7  # a rounding artefact the estimator zeroes in its own copy
     before = D.copy()
     Z = ConstrainedDivisive(metric="precomputed").fit(D).linkage_
     np.testing.assert_array_equal(D, before)
