@@ -230,28 +230,34 @@ def extended_tree(
     proposals: list[TreeFolder] = []
     in_proposal: dict[int, FolderPath] = {}
     background = np.asarray(Xw.mean(axis=0)).ravel()
-    for group in groups:
+    def emit(group: _Group, parent: FolderPath, context: NDArray[np.float64]) -> None:
         members = np.array(group.members)
         centroid = np.asarray(Xw[members].mean(axis=0)).ravel()
-        # 003 sec. 3.2 lists a cluster's typical terms; subtracting the collection mean keeps
-        # words every document uses out of the name.
-        top = np.argsort(-(centroid - background), kind="stable")[:n_name_terms]
+        # 003 sec. 3.2 names a cluster by its typical terms; subtracting the context (the
+        # collection, or the enclosing proposal) keeps words every document uses out of it.
+        top = np.argsort(-(centroid - context), kind="stable")[:n_name_terms]
         terms = tuple(names[t] for t in top)
-        taken = {p[-1] for p in existing_docs if p[:-1] == group.parent and p} | {
-            p.name for p in proposals if p.parent == group.parent
+        taken = {p[-1] for p in existing_docs if p and p[:-1] == parent} | {
+            p.name for p in proposals if p.parent == parent
         }
-        path = group.parent + (_unique_name("-".join(terms), taken),)
-        proposals.append(
-            TreeFolder(path, "proposed", tuple(int(i) for i in members), terms, group.cohesion, group.affinity)
-        )
-        for i in members:
-            in_proposal[int(i)] = path
+        path = parent + (_unique_name("-".join(terms), taken),)
+        docs = () if group.parts else tuple(int(i) for i in members)
+        proposals.append(TreeFolder(path, "proposed", docs, terms, group.cohesion, group.affinity))
+        for i in docs:
+            in_proposal[i] = path
+        for part in group.parts:
+            emit(part, path, centroid)
+
+    for group in groups:
+        emit(group, group.parent, background)
 
     placements: list[DocumentPlacement] = []
     label_sums = _label_sums(Xw, labels, placement.folders_)
     label_counts = _label_counts(labels, placement.folders_)
     targets: dict[FolderPath, NDArray[np.float64]] = {
-        p.path: np.asarray(Xw[list(p.documents)].mean(axis=0)).ravel() for p in proposals
+        p.path: np.asarray(Xw[list(p.documents)].mean(axis=0)).ravel()
+        for p in proposals
+        if p.documents
     }
 
     def target(path: FolderPath) -> NDArray[np.float64]:
@@ -294,6 +300,7 @@ class _Group:
     parent: FolderPath
     cohesion: float
     affinity: float
+    parts: tuple[_Group, ...] = ()
 
 
 def _propose(
@@ -346,7 +353,53 @@ def _propose(
             groups.append(group)
         elif v >= n:
             stack.extend(children[v])
-    return groups
+    return _merge_groups(groups, Xw, label_sums[keep], label_counts[keep])
+
+
+def _merge_groups(
+    groups: list[_Group],
+    Xw: sp.csr_matrix,
+    label_sums: NDArray[np.float64],
+    label_counts: NDArray[np.float64],
+) -> list[_Group]:
+    """Join proposals with one parent whose documents are closer to each other than to any folder.
+
+    The top-down search stops at the first subtree that qualifies, so one new topic can come
+    out in pieces when a stray document sits between them in the dendrogram. Two pieces are
+    joined when the average cosine between them exceeds the affinity of their union to every
+    existing folder, the same test that made each a proposal. Pieces stay as subfolders of
+    the joined proposal (001 Fig. 1: a new topic may come with its own subtopics).
+    """
+    sums = [np.asarray(Xw[list(g.members)].sum(axis=0)).ravel() for g in groups]
+    groups = list(groups)
+    while True:
+        candidates = []
+        for a in range(len(groups)):
+            for b in range(a + 1, len(groups)):
+                if groups[a].parent == groups[b].parent:
+                    m_a, m_b = len(groups[a].members), len(groups[b].members)
+                    candidates.append((float(sums[a] @ sums[b]) / (m_a * m_b), a, b))
+        merged = False
+        for cross, a, b in sorted(candidates, reverse=True):
+            s = sums[a] + sums[b]
+            m = len(groups[a].members) + len(groups[b].members)
+            affinity = float(np.max(label_sums @ s / (label_counts * m))) if label_counts.size else 0.0
+            if cross <= affinity:
+                continue
+            ga, gb = groups[a], groups[b]
+            joined = _Group(
+                ga.members + gb.members,
+                ga.parent,
+                float((s @ s - m) / (m * (m - 1))),
+                affinity,
+                (ga.parts or (ga,)) + (gb.parts or (gb,)),
+            )
+            groups = [g for k, g in enumerate(groups) if k not in (a, b)] + [joined]
+            sums = [x for k, x in enumerate(sums) if k not in (a, b)] + [s]
+            merged = True
+            break
+        if not merged:
+            return groups
 
 
 def _qualify(
@@ -362,10 +415,19 @@ def _qualify(
     min_size: int,
 ) -> _Group | None:
     """The proposal a dendrogram subtree makes, or None if it is not a new topic."""
-    new = np.array([d for d in docs if not labeled[d]], dtype=np.intp)
+    # Only documents the model cannot file in any single existing folder are new: one it is
+    # confident of stays where it is filed (DESIGN sec. 6, consistency with the placement).
+    new = np.array(
+        [d for d in docs if not labeled[d] and placed.best_confidence[d] < placement.rho],
+        dtype=np.intp,
+    )
+    if new.size < min_size:
+        return None
     # Where the group as a whole belongs: level assignment of its mean posterior (003 eq. 9).
-    parent = assign_folder_levels(proba[new].mean(axis=0, keepdims=True), placement.folders_, placement.rho).folder[0]
-    # Documents the model confidently files elsewhere, or deeper, stay where it files them.
+    parent = assign_folder_levels(
+        proba[new].mean(axis=0, keepdims=True), placement.folders_, placement.rho
+    ).folder[0]
+    # A document confidently placed in another branch stays there.
     members = new[[placed.folder[d] == parent[: len(placed.folder[d])] for d in new]]
     if members.size < min_size:
         return None

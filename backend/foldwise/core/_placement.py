@@ -257,10 +257,17 @@ class FolderPlacement(BaseEstimator):
         if not scored.any():
             return 1.0
         D, t = held_out[scored], y[scored]
+        # n held-out documents all classified right do not make the model certain: like the
+        # rule of succession, aim at (1 - eps) on the true folder with eps = 1 / (n + 2),
+        # spread over the others. Otherwise separable training data drives the temperature to
+        # zero and every new document, however ambiguous, gets posterior 1.
+        k = D.shape[1]
+        eps = 1.0 / (t.size + 2)
+        target = np.full((t.size, k), eps / max(k - 1, 1))
+        target[np.arange(t.size), t] = 1.0 - eps
 
         def loss(log_t: float) -> float:
-            logp = _log_softmax(D / np.exp(log_t))
-            return float(-logp[np.arange(t.size), t].mean())
+            return float(-(target * _log_softmax(D / np.exp(log_t))).sum(axis=1).mean())
 
         res = minimize_scalar(loss, bounds=(np.log(1e-3), np.log(1e2)), method="bounded")
         return float(np.exp(res.x))

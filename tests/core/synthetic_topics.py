@@ -1,0 +1,62 @@
+"""Small synthetic folder corpora whose right answers are known (placement, extended tree)."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.preprocessing import normalize
+
+from foldwise.core import FolderPath
+
+# Each folder has its own 10 terms; "sport" also has terms shared by all its subfolders, and
+# every document draws a few collection-wide terms.
+FOLDERS: tuple[FolderPath, ...] = (
+    ("sport", "football"),
+    ("sport", "tennis"),
+    ("sport", "golf"),
+    ("cooking",),
+    ("music",),
+    ("travel",),
+)
+SHARED: dict[FolderPath, int] = {("sport",): 10, (): 10}
+
+
+def topic_corpus(
+    seed: int = 0, per_folder: int = 15, own: int = 6, parent: int = 4, common: int = 3
+) -> tuple[sp.csr_matrix, list[str], list[FolderPath]]:
+    """Tf-idf-like rows (L2-normalised counts), term names and each document's true folder."""
+    rng = np.random.default_rng(seed)
+    names: list[str] = []
+    block: dict[FolderPath, np.ndarray] = {}
+    for f in [*FOLDERS, *SHARED]:
+        size = SHARED.get(f, 10)
+        label = "/".join(f) or "common"
+        block[f] = np.arange(len(names), len(names) + size)
+        names += [f"{label.replace('/', '_')}{k}" for k in range(size)]
+    rows, truth = [], []
+    for f in FOLDERS:
+        for _ in range(per_folder):
+            counts = np.zeros(len(names))
+            np.add.at(counts, rng.choice(block[f], own), 1)
+            if f[:1] == ("sport",):
+                np.add.at(counts, rng.choice(block[("sport",)], parent), 1)
+            np.add.at(counts, rng.choice(block[()], common), 1)
+            rows.append(counts)
+            truth.append(f)
+    X = sp.csr_matrix(normalize(np.log1p(np.array(rows))))
+    return X, names, truth
+
+
+def label_some(
+    truth: list[FolderPath], n_labeled: int, hidden: set[FolderPath], seed: int = 0
+) -> list[FolderPath | None]:
+    """Label ``n_labeled`` documents per folder, none of the hidden folders."""
+    rng = np.random.default_rng(seed)
+    labels: list[FolderPath | None] = [None] * len(truth)
+    for f in sorted(set(truth)):
+        if f in hidden:
+            continue
+        idx = [i for i, t in enumerate(truth) if t == f]
+        for i in rng.choice(idx, n_labeled, replace=False):
+            labels[int(i)] = f
+    return labels

@@ -1,0 +1,181 @@
+"""FolderPlacement: placement of new documents, level assignment (003 sec. 3.1), triples."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.preprocessing import normalize
+from sklearn.svm import LinearSVC
+from synthetic_topics import topic_corpus
+
+from foldwise.core import FolderPlacement, text_features
+
+PYTHON_DOCS = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "python-docs"
+
+
+def _labels(truth, n_labeled=5, seed=0):
+    rng = np.random.default_rng(seed)
+    labels = [None] * len(truth)
+    for f in sorted(set(truth)):
+        idx = [i for i, t in enumerate(truth) if t == f]
+        for i in rng.choice(idx, n_labeled, replace=False):
+            labels[int(i)] = f
+    return labels
+
+
+def test_places_separated_topics_in_their_folder():
+    X, _, truth = topic_corpus(seed=1)
+    labels = _labels(truth)
+    model = FolderPlacement().fit(X, labels)
+    pred = model.predict(X)
+    new = [i for i, f in enumerate(labels) if f is None]
+    assert np.mean([pred[i] == truth[i] for i in new]) >= 0.95
+    P = model.predict_proba(X)
+    assert P.shape == (X.shape[0], len(model.folders_))
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert model.folders_ == sorted(set(truth))
+
+
+def test_uncertain_document_goes_only_as_deep_as_confident():
+    X, names, truth = topic_corpus(seed=2)
+    labels = _labels(truth)
+    model = FolderPlacement().fit(X, labels)
+    # A document made only of terms every sport folder shares: surely sport, unsure which.
+    sport_terms = [j for j, t in enumerate(names) if t.startswith("sport") and t[5:].isdigit()]
+    doc = np.zeros((1, X.shape[1]))
+    doc[0, sport_terms] = 1.0
+    doc = sp.csr_matrix(normalize(doc))
+    placed = model.place(doc)
+    assert placed.folder[0] == ("sport",)
+    assert placed.depth[0] == 1
+    assert placed.best_folder[0][:1] == ("sport",) and len(placed.best_folder[0]) == 2
+    assert placed.confidence[0] > model.rho
+    assert placed.best_confidence[0] < placed.confidence[0]
+    # A clear football document goes all the way down.
+    clear = model.place(X[[truth.index(("sport", "football"))]])
+    assert clear.folder[0] == ("sport", "football") and clear.depth[0] == 2
+
+
+def test_higher_rho_never_places_deeper():
+    X, _, truth = topic_corpus(seed=3, own=2, parent=3, common=4)
+    labels = _labels(truth)
+    low = FolderPlacement(rho=0.3).fit(X, labels).place(X)
+    high = FolderPlacement(rho=0.95).fit(X, labels).place(X)
+    assert np.all(high.depth <= low.depth)
+    assert high.depth.sum() < low.depth.sum()
+    # Confident folders are always ancestors (or the same) of the most probable one.
+    for f, best in zip(high.folder, high.best_folder, strict=True):
+        assert best[: len(f)] == f
+
+
+def test_documents_filed_in_an_inner_folder_are_a_folder_of_their_own():
+    X, _, truth = topic_corpus(seed=4)
+    # Football documents filed directly in "sport": the inner folder is a class.
+    truth = [("sport",) if t == ("sport", "football") else t for t in truth]
+    labels = _labels(truth)
+    model = FolderPlacement().fit(X, labels)
+    assert ("sport",) in model.folders_
+    new = [i for i, f in enumerate(labels) if f is None and truth[i] == ("sport",)]
+    placed = model.place(X[new])
+    assert np.mean([f == ("sport",) for f in placed.best_folder]) >= 0.9
+
+
+def test_supervised_term_weights_favour_folder_terms():
+    X, names, truth = topic_corpus(seed=5)
+    model = FolderPlacement().fit(X, _labels(truth))
+    w = model.term_weights_
+    assert w.shape == (X.shape[1],)
+    assert np.all(w >= 0)
+    assert w.sum() == pytest.approx(X.shape[1])
+    common = [j for j, t in enumerate(names) if t.startswith("common")]
+    own = [j for j, t in enumerate(names) if t.startswith("cooking")]
+    assert w[own].mean() > 2 * w[common].mean()
+    # Given (biHAC) weights multiply in: a term weighted 0 stays 0.
+    given = np.ones(X.shape[1])
+    given[own[0]] = 0.0
+    model2 = FolderPlacement().fit(X, _labels(truth), weights=given)
+    assert model2.term_weights_[own[0]] == 0.0
+
+
+def test_explicit_triple_restricts_an_unlabeled_document():
+    X, _, truth = topic_corpus(seed=6)
+    labels = _labels(truth)
+    x = next(i for i, f in enumerate(labels) if f is None and truth[i] == ("sport", "football"))
+    y = next(i for i, f in enumerate(labels) if f == ("cooking",))
+    z = next(i for i, f in enumerate(labels) if f == ("sport", "football"))
+    # The person says x is closer to a cooking document than to a football one.
+    model = FolderPlacement().fit(X, labels, triples=[(x, y, z)])
+    assert model.predict(X)[x] == ("cooking",)
+    assert FolderPlacement().fit(X, labels).predict(X)[x] == ("sport", "football")
+
+
+def test_fitted_model_keeps_no_documents():
+    X, _, truth = topic_corpus(seed=7)
+    model = FolderPlacement().fit(X, _labels(truth))
+    for name, value in vars(model).items():
+        if sp.issparse(value) or isinstance(value, np.ndarray):
+            assert value.shape[0] != X.shape[0], name
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [({"rho": 1.0}, "rho"), ({"C": 0}, "C"), ({"cv": 1}, "cv"), ({"n_components": -1}, "n_components")],
+)
+def test_invalid_parameters_raise(params, match):
+    X, _, truth = topic_corpus(seed=8)
+    with pytest.raises(ValueError, match=match):
+        FolderPlacement(**params).fit(X, _labels(truth))
+
+
+def test_invalid_inputs_raise():
+    X, _, truth = topic_corpus(seed=9)
+    labels = _labels(truth)
+    with pytest.raises(ValueError, match="labeled"):
+        FolderPlacement().fit(X, [None] * X.shape[0])
+    with pytest.raises(ValueError, match="entries"):
+        FolderPlacement().fit(X, labels[:-1])
+    with pytest.raises(ValueError, match="weights"):
+        FolderPlacement().fit(X, labels, weights=-np.ones(X.shape[1]))
+    with pytest.raises(ValueError, match="outside"):
+        FolderPlacement().fit(X, labels, triples=[(0, 1, X.shape[0])])
+    with pytest.raises(ValueError, match="not fitted"):
+        FolderPlacement().predict(X)
+
+
+def test_single_folder_places_everything_there():
+    X, _, truth = topic_corpus(seed=10)
+    labels = [("cooking",) if i < 3 else None for i in range(X.shape[0])]
+    placed = FolderPlacement().fit(X, labels).place(X)
+    assert set(placed.best_folder) == {("cooking",)}
+
+
+@pytest.mark.skipif(not PYTHON_DOCS.is_dir(), reason="python-docs corpus not beside the repository")
+def test_python_docs_quality_floor():
+    """5 labeled documents per folder, seed 0: beat nearest centroid clearly, match the SVM."""
+    files = sorted(PYTHON_DOCS.rglob("*.txt"))
+    truth = [tuple(f.relative_to(PYTHON_DOCS).parent.parts) for f in files]
+    X, _ = text_features([f.read_text(errors="replace") for f in files])
+    rng = np.random.default_rng(0)
+    labels = [None] * len(files)
+    for f in sorted(set(truth)):
+        idx = [i for i, t in enumerate(truth) if t == f]
+        for i in rng.choice(idx, min(5, max(len(idx) - 1, 1)), replace=False):
+            labels[int(i)] = f
+    folders = sorted({f for f in labels if f is not None})
+    y = np.array([folders.index(t) for t in truth])
+    lab = np.array([f is not None for f in labels])
+    new = ~lab
+
+    pred = FolderPlacement().fit(X, labels).predict(X)
+    ours = np.mean([pred[i] == truth[i] for i in np.flatnonzero(new)])
+    C = normalize(np.vstack([np.asarray(X[lab & (y == j)].mean(axis=0)) for j in range(len(folders))]))
+    centroid = np.mean(np.asarray(X @ C.T).argmax(axis=1)[new] == y[new])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        svm = np.mean(LinearSVC().fit(X[lab], y[lab]).predict(X[new]) == y[new])
+    assert ours >= centroid + 0.05, (ours, centroid)
+    assert ours >= svm - 0.01, (ours, svm)
