@@ -203,7 +203,7 @@ class ProbabilisticHierarchy(BaseEstimator):
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, expected {self.n_features_in_}")
         if self.components_ is None:
-            return np.asarray(X, dtype=np.float64)
+            return np.asarray(X.toarray() if sparse.issparse(X) else X, dtype=np.float64)
         return np.asarray(normalize(X) @ self.components_.T, dtype=np.float64)
 
     def predict_proba(self, X: Any) -> NDArray[np.float64]:
