@@ -14,6 +14,7 @@ const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({
 }[c]));
 
 const POLL_MS = 500;
+const IDLE_CHECK_MS = 15000;
 const PREVIEW_CHARS = 4000;
 const STORE = "foldwise.view";
 
@@ -515,6 +516,11 @@ async function acceptProposal(f, name) {
   if (out) {
     toast(`Folder “${f.name}” created`);
     await loadTree();
+    if (out.created_folder_id != null && state.selected === f.key) {
+      state.selected = folderKey(out.created_folder_id);
+      renderTree();
+    }
+    refreshView();
   } else {
     f.pending = false;
     renderTree();
@@ -529,6 +535,7 @@ async function rejectProposal(f) {
   if (out) {
     toast(`Proposal “${f.name}” rejected`);
     await loadTree();
+    refreshView();
   } else {
     f.pending = false;
     renderTree();
@@ -674,6 +681,15 @@ async function openDocument(id) {
   const acceptPlace = $("#accept-place-btn");
   if (acceptPlace) acceptPlace.onclick = () => moveDocument(id, Number(acceptPlace.dataset.folder));
   loadSimilar(id);
+}
+
+/** Redraw what the main area shows after the tree changed (the same document or folder). */
+function refreshView() {
+  if (!$("#doc-view").hidden && state.openDoc) openDocument(state.openDoc);
+  else if (!$("#folder-view").hidden) {
+    if (state.selected && state.tree.folders.has(state.selected)) openFolder(state.selected);
+    else showView("welcome");
+  }
 }
 
 /** The folder's contents in the main area; for a proposal, what it is and what to do. */
@@ -865,7 +881,7 @@ async function pollJob(id) {
   if (job.state === "done") {
     await loadTree();
     refreshQuestion();
-    if (state.openDoc) openDocument(state.openDoc);
+    refreshView();
     setTimeout(() => { if (state.job && state.job.id === id && state.job.state === "done") $("#job").hidden = true; }, 4000);
   }
   if (job.state === "stale") watchJobs();
@@ -879,7 +895,10 @@ async function watchJobs() {
     const live = page.items.find((j) => j.state === "queued" || j.state === "running");
     if (live) { showJob(live); pollJob(live.id); return; }
     const last = page.items[0];
-    if (last && last.result_version != null && last.result_version !== state.version) await loadTree();
+    if (last && last.result_version != null && last.result_version > (state.version || 0)) {
+      await loadTree();
+      refreshView();
+    }
     if (last && last.state === "failed" && (!state.job || state.job.id !== last.id)) showJob(last);
   } catch (err) {
     if (err.status === 404) return;
@@ -944,11 +963,14 @@ function titleOf(id) {
 function describe(c) {
   switch (c.kind) {
     case "move": return `“${titleOf(c.document_id)}” → ${folderLabel(folderKey(c.folder_id)) || `folder ${c.folder_id}`}`;
-    case "accept": return `“${c.name || c.proposal_id}”`;
+    case "accept": {
+      const made = c.created_folder_id != null && folderLabel(folderKey(c.created_folder_id));
+      return made ? `“${made}”` : c.name ? `“${c.name}”` : "a proposed folder";
+    }
     case "rename": return `as “${c.name}”`;
-    case "reject": return `“${c.name || c.proposal_id}”`;
+    case "reject": return c.name ? `“${c.name}”` : "a proposed folder";
     case "closer": return `“${titleOf(c.a)}” is closer to “${titleOf(c.b)}” than to “${titleOf(c.c)}”`;
-    case "not_in": return `“${titleOf(c.document_id)}” not in “${c.name || c.proposal_id}”`;
+    case "not_in": return `“${titleOf(c.document_id)}” not in ${c.name ? `“${c.name}”` : "the proposed folder"}`;
     default: return c.kind;
   }
 }
@@ -987,7 +1009,7 @@ async function undoCritique(id, button) {
     await loadTree();
     refreshHistory();
     watchJobs();
-    if (state.openDoc) openDocument(state.openDoc);
+    refreshView();
   } catch (err) {
     button.disabled = false;
     fail(err, "Could not undo");
@@ -1111,6 +1133,10 @@ async function main() {
   if (state.openDoc && state.tree.docs.has(state.openDoc)) openDocument(state.openDoc);
   refreshQuestion();
   watchJobs();
+  // Trees also change without this page (API uploads, another tab): look now and then.
+  setInterval(() => {
+    if (!state.jobTimer && !state.sessionLost && document.visibilityState === "visible") watchJobs();
+  }, IDLE_CHECK_MS);
 }
 
 window.foldwise = { state, loadTree, renderTree, buildTree };

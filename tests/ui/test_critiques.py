@@ -99,7 +99,9 @@ def test_recluster_proposal_move_question_undo(page: Page, user: str) -> None:
     page.click("#recluster-btn")
     version = wait_for_tree_version(page, version + 1)
     finance = folder(page, "finance")
-    expect(finance).to_have_attribute("aria-expanded", "true")  # the view kept its place
+    # The view kept its place: the folder stays open and the moved note stays selected.
+    expect(finance).to_have_attribute("aria-expanded", "true")
+    expect(page.locator("#tree .node.selected")).to_contain_text("cooking-0")
     expect(finance.locator(".doc:not(.suggested)", has_text="cooking-0")).to_have_count(1)
 
     # History shows the critiques, each with what it produced.
