@@ -200,6 +200,7 @@ def upgrade() -> None:
         sa.Column("proposal_key", sa.String(length=40), nullable=True),
         sa.Column("confidence", sa.Float(), nullable=False),
         sa.Column("terms", sa.JSON(), nullable=False),
+        sa.Column("best_folder_id", sa.Integer(), nullable=True),
         sa.Column("runner_up_folder_id", sa.Integer(), nullable=True),
         sa.Column("margin", sa.Float(), nullable=True),
         sa.ForeignKeyConstraint(

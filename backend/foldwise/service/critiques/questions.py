@@ -1,7 +1,8 @@
 """``GET /api/questions/closer``: ask where the current model is least sure.
 
-Choice: among the unfiled documents that the newest tree version placed in an existing folder,
-take the one with the smallest similarity margin between its best and its runner-up folder
+Choice: among the unfiled documents of the newest tree version, take the one with the smallest
+margin between the placement model's posteriors of its best and its
+runner-up existing folder
 (the two nearly tie: an answer moves the boundary most), skipping documents already asked
 about (a ``closer`` critique in force with the document as ``a``). ``b`` and ``c`` are the
 members of those two folders nearest to each folder's centroid, so the person compares the
@@ -52,7 +53,7 @@ def closer_question(*, session: Session, user: User) -> CloserQuestion | None:
         select(TreePlacement)
         .where(
             TreePlacement.version_id == version.id,
-            TreePlacement.folder_id.is_not(None),
+            TreePlacement.best_folder_id.is_not(None),
             TreePlacement.runner_up_folder_id.is_not(None),
             TreePlacement.margin.is_not(None),
         )
@@ -62,7 +63,7 @@ def closer_question(*, session: Session, user: User) -> CloserQuestion | None:
     for pl in rows:
         if pl.document_id not in unfiled or pl.document_id in asked:
             continue
-        best, runner = pl.folder_id, pl.runner_up_folder_id
+        best, runner = pl.best_folder_id, pl.runner_up_folder_id
         if best not in live_folders or runner not in live_folders:
             continue
         tries += 1

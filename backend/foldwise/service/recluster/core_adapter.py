@@ -23,7 +23,6 @@ from foldwise import core
 from foldwise.service.critiques.models import CritiqueTriple, RejectedGroup
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster import provisional_tree
 from foldwise.service.recluster.settings import ReclusterSettings
 
 Progress = Callable[[str, dict[str, int]], None]
@@ -100,6 +99,10 @@ class ReclusterInput:
     centroid_rows: dict[int, list[int]]
     X_all: sp.csr_matrix
     rejected: list[set[int]]
+    #: Row of ``X_all`` of each document of ``doc_ids``.
+    rows: list[int] = field(default_factory=list)
+    #: Folder id -> its path (folder ids as strings from the top), as in ``labels``.
+    paths: dict[int, tuple[str, ...]] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
 
 
@@ -215,6 +218,8 @@ def load_inputs(
         centroid_rows=centroid_rows,
         X_all=X_all,
         rejected=rejected,
+        rows=order_rows,
+        paths=paths,
         stats={
             "exemplars": len(labeled_rows),
             "unfiled": len(unlabeled_rows),
@@ -226,13 +231,135 @@ def load_inputs(
 
 
 @dataclass
+class Proposal:
+    """A proposed folder over document ids (``index`` numbers it within the version)."""
+
+    index: int
+    parent_folder_id: int | None
+    name: str
+    top_terms: list[str]
+    document_ids: list[int]
+    cohesion: float
+
+
+@dataclass
+class PlacementOut:
+    """Where one unfiled document goes: a folder, a proposal (``proposal_index``) or the top
+    (both ``None``); with the two most probable existing folders and the gap between them."""
+
+    document_id: int
+    folder_id: int | None
+    proposal_index: int | None
+    confidence: float
+    terms: list[str]
+    runner_up_folder_id: int | None
+    margin: float | None
+    best_folder_id: int | None = None
+
+
+#: A proposal sharing this much (Jaccard) with a group the person rejected is not proposed.
+REJECTED_OVERLAP = 0.5
+
+
+def _core_tree(
+    inputs: ReclusterInput, Z: np.ndarray, weights: np.ndarray
+) -> tuple[list[Proposal], list[PlacementOut]]:
+    """The core's extended tree, mapped to proposals and placements over document ids.
+
+    The placement model learns from every sampled filed document (up to ``CENTROID_SAMPLE``
+    per folder), not only the exemplars in the dendrogram: the recluster's documents come
+    first, in the same order, so the core's row indices (and the explicit triples) agree.
+    """
+    n = len(inputs.doc_ids)
+    in_tree = set(inputs.rows)
+    folder_of_row = {r: f for f, rows in inputs.centroid_rows.items() for r in rows}
+    extra = sorted(r for r in folder_of_row if r not in in_tree)
+    X_fit = sp.vstack([inputs.X, inputs.X_all[extra]]).tocsr() if extra else inputs.X
+    labels_fit = list(inputs.labels) + [inputs.paths[folder_of_row[r]] for r in extra]
+    triples = np.asarray(inputs.triples, dtype=np.intp).reshape(-1, 3)
+    model = core.FolderPlacement().fit(
+        X_fit, labels_fit, weights=weights, triples=triples if len(triples) else None
+    )
+    tree = core.extended_tree(
+        Z,
+        inputs.X,
+        inputs.labels,
+        weights=weights,
+        term_names=inputs.terms,
+        existing_folders=[inputs.paths[f] for f in inputs.folders],
+        placement=model,
+    )
+
+    def folder_id(path: tuple[str, ...]) -> int | None:
+        return int(path[-1]) if path else None
+
+    proposals: list[Proposal] = []
+    index_of: dict[tuple[str, ...], int] = {}
+    for p in tree.proposals():
+        ids = {inputs.doc_ids[i] for i in p.documents}
+        if any(len(ids & g) / len(ids | g) >= REJECTED_OVERLAP for g in inputs.rejected if g):
+            continue  # the person rejected (mostly) this group before
+        parent = p.parent or ()
+        while parent and parent not in {inputs.paths[f] for f in inputs.folders}:
+            parent = parent[:-1]  # nested under a proposal: hang it under the existing folder
+        index_of[p.path] = len(proposals)
+        proposals.append(
+            Proposal(
+                index=len(proposals),
+                parent_folder_id=folder_id(parent),
+                name=p.name,
+                top_terms=list(p.terms),
+                document_ids=sorted(ids),
+                cohesion=round(float(p.cohesion or 0.0), 4),
+            )
+        )
+    new_rows = [i for i in range(n) if inputs.labels[i] is None]
+    proba = model.predict_proba(inputs.X[new_rows], rows=new_rows) if new_rows else None
+    column = {r: k for k, r in enumerate(new_rows)}
+    placements = []
+    for pl in tree.placements:
+        runner = margin = None
+        if proba is not None and proba.shape[1] > 1:
+            p = proba[column[pl.document]]
+            top2 = np.argsort(-p, kind="stable")[:2]
+            runner = folder_id(model.folders_[top2[1]])
+            margin = float(p[top2[0]] - p[top2[1]])
+            best = folder_id(model.folders_[top2[0]])
+        else:
+            best = folder_id(pl.best_existing)
+        target = tuple(pl.folder)
+        conf = pl.confidence
+        if not target and proba is not None:
+            conf = float(proba[column[pl.document]].max())
+        proposal = index_of.get(target)
+        if proposal is None and target in {f.path for f in tree.proposals()}:
+            target = tuple(pl.best_existing)  # its proposal was dropped (rejected before)
+        placements.append(
+            PlacementOut(
+                document_id=inputs.doc_ids[pl.document],
+                folder_id=None if proposal is not None else folder_id(target),
+                proposal_index=proposal,
+                # At the top level the core reports the root's mass (1.0): "somewhere in the
+                # collection". The best folder's posterior says how unsure the model is.
+                confidence=round(min(1.0, max(0.0, float(conf))), 4),
+                terms=list(pl.terms),
+                # For the "which is closer?" question: the two most probable folders.
+                runner_up_folder_id=runner,
+                margin=margin,
+                best_folder_id=best,
+            )
+        )
+    return proposals, placements
+
+
+@dataclass
 class ReclusterOutput:
     """A recluster result as plain data, ready to become rows."""
 
     doc_ids: list[int]
     linkage: list[list[float]]
-    proposals: list[provisional_tree.Proposal]
-    placements: list[provisional_tree.PlacementOut]
+    proposals: list[Proposal]
+    placements: list[PlacementOut]
     stats: dict[str, Any]
 
 
@@ -249,19 +376,7 @@ def compute(
     if weights is None or np.shape(weights) != (inputs.X.shape[1],):
         weights = np.ones(inputs.X.shape[1])
     report("extended_tree", {})
-    tree = provisional_tree.extended_tree(
-        Z,
-        inputs.X,
-        inputs.labels,
-        weights=np.asarray(weights, dtype=np.float64),
-        term_names=inputs.terms,
-        folder_of=inputs.folder_of,
-        doc_ids=inputs.doc_ids,
-        folders=inputs.folders,
-        centroid_X=inputs.X_all,
-        centroid_rows=inputs.centroid_rows,
-        rejected=inputs.rejected,
-    )
+    proposals, placements = _core_tree(inputs, Z, np.asarray(weights, dtype=np.float64))
     stats = dict(inputs.stats)
     stats["n_documents"] = len(inputs.doc_ids)
     stats["explicit_triples_closed"] = len(inputs.triples)
@@ -276,8 +391,8 @@ def compute(
     return ReclusterOutput(
         doc_ids=inputs.doc_ids,
         linkage=Z.tolist(),
-        proposals=tree.proposals,
-        placements=tree.placements,
+        proposals=proposals,
+        placements=placements,
         stats=stats,
     )
 

@@ -137,6 +137,8 @@ class TreePlacement(Base):
     proposal_key: Mapped[str | None] = mapped_column(String(40), default=None)
     confidence: Mapped[float] = mapped_column(Float)
     terms: Mapped[list[str]] = mapped_column(JSON)
-    #: Runner-up folder and its similarity (the "which is closer?" questions use it).
+    #: The two most probable existing folders and the gap between them (the "which is
+    #: closer?" questions ask about the smallest gaps).
+    best_folder_id: Mapped[int | None] = mapped_column(Integer, default=None)
     runner_up_folder_id: Mapped[int | None] = mapped_column(Integer, default=None)
     margin: Mapped[float | None] = mapped_column(Float, default=None)

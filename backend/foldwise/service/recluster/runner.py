@@ -52,7 +52,9 @@ class _Reporter:
 
     def __init__(self, rt: Runtime, job_id: int, attempt: int) -> None:
         self.rt, self.job_id, self.attempt = rt, job_id, attempt
-        self.values: dict[str, Any] = {}
+        #: Values of throttled reports, written with the next write (so a phase that ends
+        #: within the throttle interval still leaves its last run / merge count).
+        self.pending: dict[str, Any] = {}
         self.phase = ""
         self.last = 0.0
         self.lost = False
@@ -96,10 +98,12 @@ class _Reporter:
             self.phase, self.phase_started = phase, now
             values = {**values, "phase": phase, "timings": dict(self.timings)}
         elif now - self.last < PROGRESS_INTERVAL:
+            self.pending.update(values)
             if self.rt.progress_hook:
                 self.rt.progress_hook()
             return
         self.last = now
+        values, self.pending = {**self.pending, **values}, {}
         self._write(values)
         if self.rt.progress_hook:
             self.rt.progress_hook()
@@ -240,6 +244,7 @@ def _store(
                 proposal_key=None if pl.proposal_index is None else key[pl.proposal_index],
                 confidence=min(1.0, max(0.0, pl.confidence)),
                 terms=pl.terms,
+                best_folder_id=pl.best_folder_id,
                 runner_up_folder_id=pl.runner_up_folder_id,
                 margin=pl.margin,
             )

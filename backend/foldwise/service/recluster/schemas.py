@@ -88,6 +88,8 @@ class Placement(BaseModel):
     folder_id: int | str | None
     confidence: float = Field(ge=0, le=1)
     terms: list[str]
+    #: The most probable existing folder, however unsure (useful when ``folder_id`` is null).
+    best_folder_id: int | None = None
 
 
 class ExtendedTree(BaseModel):

@@ -138,7 +138,7 @@ def extended_tree(*, session: Session, user: User) -> ExtendedTree:
             else:
                 # The proposal is gone (accepted, rejected) or the person took the document out
                 # of it: fall back to the best existing folder the version computed.
-                target = pl.runner_up_folder_id
+                target = pl.best_folder_id
                 confidence = min(confidence, 0.5)
         placed.add(pl.document_id)
         placements.append(
@@ -148,6 +148,7 @@ def extended_tree(*, session: Session, user: User) -> ExtendedTree:
                 folder_id=target,
                 confidence=confidence,
                 terms=list(pl.terms),
+                best_folder_id=pl.best_folder_id,
             )
         )
     return ExtendedTree(

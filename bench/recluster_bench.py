@@ -1,0 +1,193 @@
+"""Recluster speed: request to new tree, 200 new documents against 2,000 filed in 100 folders.
+
+The collection is real text: the 100 longest python-docs pages, each cut into 22 slices of
+consecutive words. A page is a folder (under its python-docs folders, so the hierarchy is
+2-4 deep); 20 slices are filed in it, 2 are posted as new, unfiled documents. The clock runs
+from ``POST /api/recluster`` to the job being ``done`` (polled at 20 Hz), in two modes:
+
+* ``embedded``: the Huey consumer in the API process, SQLite queue (``foldwise serve``);
+* ``redis``: a separate ``foldwise worker`` process on Redis, sharing the SQLite file.
+
+Also reported: the job's phase timings, the documents the recluster saw (exemplars + new), and
+the share of new documents placed in their own folder (chance: 1 %). Usage::
+
+    python bench/recluster_bench.py                     # both modes, defaults
+    python bench/recluster_bench.py --modes embedded --r-max 20
+    python bench/recluster_bench.py --redis redis://127.0.0.1:6379/14
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+DEFAULT_CORPUS = Path("/work/shared/corpora/python-docs")
+
+
+def collection(
+    corpus: Path, folders: int, filed: int, new: int
+) -> tuple[list[tuple[tuple[str, ...], str, bytes]], list[tuple[str, str, str]]]:
+    """(filed entries: folder path, filename, bytes), (new: true folder path, filename, text)."""
+    pages = sorted(
+        corpus.rglob("*.txt"), key=lambda p: (-len(p.read_text(errors="ignore").split()), p)
+    )[:folders]
+    per = filed + new
+    entries, fresh = [], []
+    for page in pages:
+        words = page.read_text(errors="ignore").split()
+        if len(words) < per * 50:
+            raise SystemExit(f"{page} has only {len(words)} words for {per} slices")
+        folder = (*page.relative_to(corpus).parts[:-1], page.stem)
+        step = len(words) // per
+        for i in range(per):
+            text = " ".join(words[i * step : (i + 1) * step])
+            name = f"{page.stem}-{i:02d}.txt"
+            if (
+                i % (per // new) == per // new - 1
+                and len([f for f in fresh if f[0] == "/".join(folder)]) < new
+            ):
+                fresh.append(("/".join(folder), name, text))
+            else:
+                entries.append((folder, name, text.encode()))
+    return entries, fresh
+
+
+def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
+    from fastapi.testclient import TestClient
+    from sqlalchemy import select
+
+    from foldwise.service import migrate
+    from foldwise.service.app import create_app
+    from foldwise.service.config import Settings
+    from foldwise.service.documents import service as documents
+    from foldwise.service.folders.models import Folder
+    from foldwise.service.imports.archive import Entry, Listing
+    from foldwise.service.imports.service import import_listing
+    from foldwise.service.queue import EmbeddedWorker
+    from foldwise.service.recluster.runtime import forget, runtime_for
+    from foldwise.service.recluster.settings import ReclusterSettings
+    from foldwise.service.users import service as users
+
+    data = Path(tempfile.mkdtemp(prefix=f"recluster-bench-{mode}-"))
+    url = f"sqlite:///{data / 'foldwise.sqlite3'}"
+    migrate.upgrade(url)
+    name = f"foldwise-bench-{uuid.uuid4().hex[:8]}"
+    cfg = Settings(
+        environment="test",
+        data_dir=data,
+        database_url=url,
+        redis_url=args.redis if mode == "redis" else "",
+        huey_name=name,
+        max_archive_entries=100_000,
+        task_modules=[],
+    )
+    options = {"auto": False, "r_max": args.r_max, "method": args.method}
+    rt = runtime_for(cfg, ReclusterSettings(**options))
+    entries, fresh = collection(args.corpus, args.folders, args.filed, args.new)
+    with rt.sessions() as session:
+        user = users.create_user(session=session, name="bench")
+        _, secret = users.create_token(session=session, user=user)
+        listing = Listing(entries=[Entry(f, n, b) for f, n, b in entries])
+        import_listing(session=session, user=user, listing=listing)
+        truth = {}
+        for folder, fname, text in fresh:
+            doc, _ = documents.create_document(
+                session=session, user=user, text=text, filename=fname
+            )
+            truth[doc.id] = folder
+        session.commit()
+        parents = {f.id: (f.parent_id, f.name) for f in session.scalars(select(Folder))}
+
+    def path(fid: int) -> str:
+        parent, fname = parents[fid]
+        return (path(parent) + "/" if parent is not None else "") + fname
+
+    worker: Any = None
+    process: subprocess.Popen[bytes] | None = None
+    if mode == "embedded":
+        worker = EmbeddedWorker(rt.queue, workers=1)
+        worker.start()
+    else:
+        env = {
+            **os.environ,
+            "FOLDWISE_DATA_DIR": str(data),
+            "FOLDWISE_DATABASE_URL": url,
+            "FOLDWISE_REDIS_URL": args.redis,
+            "FOLDWISE_HUEY_NAME": name,
+            **{f"FOLDWISE_RECLUSTER_{k.upper()}": str(v) for k, v in options.items()},
+        }
+        process = subprocess.Popen(
+            [sys.executable, "-m", "foldwise.cli", "worker"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    headers = {"Authorization": f"Bearer {secret}"}
+    try:
+        with TestClient(create_app(cfg)) as client:
+            if process is not None:
+                # Warm the worker (imports, numba caches) so that the figure is the recluster.
+                time.sleep(args.worker_warmup)
+            t0 = time.perf_counter()
+            job = client.post("/api/recluster", headers=headers).json()
+            while job["state"] not in ("done", "failed", "stale"):
+                time.sleep(0.05)
+                job = client.get(f"/api/jobs/{job['id']}", headers=headers).json()
+            seconds = time.perf_counter() - t0
+            tree = client.get("/api/tree/extended", headers=headers).json()
+    finally:
+        if worker is not None:
+            worker.stop()
+        if process is not None:
+            process.send_signal(signal.SIGINT)
+            process.wait(timeout=30)
+        forget(cfg)
+    if job["state"] != "done":
+        raise SystemExit(f"{mode}: job ended {job['state']}: {job['error']}")
+    right = sum(
+        isinstance(p["folder_id"], int) and path(p["folder_id"]) == truth[p["document_id"]]
+        for p in tree["placements"]
+    )
+    return {
+        "mode": mode,
+        "request_to_tree_s": round(seconds, 2),
+        "job_timings_s": job["timings"],
+        "documents_in_recluster": job["n_documents"],
+        "biHAC_runs": job["progress"]["run"],
+        "filed": len(entries),
+        "new": len(fresh),
+        "folders": args.folders,
+        "placed_in_own_folder": round(right / len(truth), 3),
+        "proposals": sum(f["kind"] == "proposed" for f in tree["folders"]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--folders", type=int, default=100)
+    parser.add_argument("--filed", type=int, default=20, help="filed documents per folder")
+    parser.add_argument("--new", type=int, default=2, help="new documents per folder")
+    parser.add_argument("--method", default="biihac")
+    parser.add_argument("--r-max", type=int, default=50)
+    parser.add_argument("--modes", default="embedded,redis")
+    parser.add_argument(
+        "--redis", default=os.environ.get("FOLDWISE_TEST_REDIS", "redis://127.0.0.1:6379/14")
+    )
+    parser.add_argument("--worker-warmup", type=float, default=8.0)
+    args = parser.parse_args()
+    for mode in args.modes.split(","):
+        print(json.dumps(run_mode(mode, args)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
