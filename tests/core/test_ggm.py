@@ -265,3 +265,17 @@ def test_class_hierarchy_holds_the_class_components(similarity):
     assert (placed.posterior > 0.9).all()
     with pytest.raises(ValueError, match="label 'up' is not among"):
         model.class_hierarchy("up")
+
+
+def test_copies_of_a_document_do_not_take_a_component():
+    # 60 copies of one point would collapse a component onto it (singular covariance)
+    X, _ = blobs(seed=0)
+    X = np.vstack([X, np.repeat(X[:1], 60, axis=0)])
+    model = ProbabilisticHierarchy(n_dims=None, n_init=2, random_state=0).fit(X)
+    assert model.n_components_ == 4
+    assert (model.labels_[-60:] == model.labels_[0]).all()
+    # the same on sparse text, through the LSI basis
+    Xt, topic, _ = topic_corpus()
+    Xt = sparse.vstack([Xt, sparse.csr_matrix(np.repeat(Xt[:1].toarray(), 60, axis=0))])
+    text = ProbabilisticHierarchy(n_dims=5, n_init=2, random_state=0).fit(Xt)
+    assert adjusted_rand_score(topic, cut_at_level(text.linkage_, 2)[: len(topic)]) > 0.9

@@ -349,9 +349,13 @@ class ProbabilisticHierarchy(BaseEstimator):
                 stacklevel=3,
             )
             n_dims = limit
-        # 003 sec. 4: histogram vectors normalized to unit length, then LSI
+        # 003 sec. 4: histogram vectors normalized to unit length, then LSI. The basis comes
+        # from the distinct documents, or many copies of one document would spend an LSI
+        # dimension on it
+        X_unit = normalize(X)
         svd = TruncatedSVD(n_components=n_dims, random_state=self.random_state)
-        Z = svd.fit_transform(normalize(X))
+        svd.fit(X_unit[_distinct_rows(X_unit)])
+        Z = svd.transform(X_unit)
         self.components_ = svd.components_
         self.n_dims_ = n_dims
         return np.asarray(Z, dtype=np.float64)
@@ -372,3 +376,16 @@ class ProbabilisticHierarchy(BaseEstimator):
             raise ValueError(f"rho must be in (0, 1), got {self.rho!r}")
         if self.n_dims is not None and self.n_dims < 1:
             raise ValueError(f"n_dims must be >= 1 or None, got {self.n_dims!r}")
+
+
+def _distinct_rows(X: Any) -> NDArray[np.intp]:
+    """Index of the first occurrence of every distinct row, in order. Shape (n_distinct,)."""
+    if sparse.issparse(X):
+        X = sparse.csr_matrix(X)
+        X.sort_indices()
+        seen: dict[tuple[bytes, bytes], int] = {}
+        for i in range(X.shape[0]):
+            lo, hi = X.indptr[i], X.indptr[i + 1]
+            seen.setdefault((X.indices[lo:hi].tobytes(), X.data[lo:hi].tobytes()), i)
+        return np.fromiter(seen.values(), dtype=np.intp)
+    return np.sort(np.unique(np.asarray(X), axis=0, return_index=True)[1]).astype(np.intp)

@@ -112,17 +112,34 @@ def _probabilistic_hierarchy(
         )
     if not classes and lambda_ == 0:
         raise ValueError("lambda_=0 ignores unlabeled documents, and there are no labeled ones")
+    # Identical documents (copies, empty texts) project to one point. A component sitting on
+    # such a point has a singular covariance that the alpha rule of sec. 2.1 barely lifts, so
+    # its likelihood grows without bound and it wins a component of its own (60 copies of one
+    # document in our synthetic corpus took one of the 10 components). The mixture is
+    # therefore fit on the distinct (point, label) pairs; copies join their original's
+    # component afterwards.
+    _, first = np.unique(np.column_stack([Z, codes]), axis=0, return_index=True)
+    distinct = np.sort(first)
+    Z_fit, codes_fit = Z[distinct], codes[distinct]
+    n_fit = distinct.size
     if n_components == "aic":
-        candidates = range(1, min(max_components, max(n // 2, 1)) + 1)
+        candidates = range(1, min(max_components, max(n_fit // 2, 1)) + 1)
     else:
-        candidates = range(int(n_components), int(n_components) + 1)
-    sigma0 = overall_covariance(Z)
+        K = int(n_components)
+        if n_fit < K:
+            warnings.warn(
+                f"n_components={K} exceeds the {n_fit} distinct documents; using {n_fit}",
+                stacklevel=2,
+            )
+            K = n_fit
+        candidates = range(K, K + 1)
+    sigma0 = overall_covariance(Z_fit)
     best: dict[int, GeneralizableMixture] = {}
     for K in candidates:
         fits = [
             fit_usggm(
-                Z,
-                codes,
+                Z_fit,
+                codes_fit,
                 K,
                 n_classes=len(classes),
                 lambda_=lambda_,
