@@ -45,8 +45,9 @@ class ProbabilisticHierarchy(BaseEstimator):
     Parameters
     ----------
     n_components : int or "aic", default="aic"
-        K, or ``"aic"`` to try ``1..max_components`` (at most ``n_samples // 2``) and keep
-        the K with the smallest AIC (003 sec. 2.1). Components no document ends up in are
+        K, or ``"aic"`` to try ``1..max_components`` (at most half the distinct documents)
+        and keep the K with the smallest AIC (003 sec. 2.1). The mixture is fit on distinct
+        documents (copies would collapse a component); components no document ends up in are
         dropped after the fit.
     max_components : int, default=10
     similarity : {"modified_l2", "l2", "confusion", "sample"}, default="modified_l2"
@@ -87,6 +88,8 @@ class ProbabilisticHierarchy(BaseEstimator):
         Dissimilarity (L2 measures) or similarity (the others) at each merge.
     labels_ : ndarray of shape (n_samples,)
         Component of each training document (by P(k|y, x) for labeled ones).
+    mixture_ : GeneralizableMixture
+        The fitted USGGM (parameters, negative log-likelihood, AIC).
     n_components_ : int
     priors_ : ndarray of shape (n_components_,)
         Component priors P(k). (Not ``weights_``: in Foldwise that name means term weights.)
