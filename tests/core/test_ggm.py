@@ -279,3 +279,30 @@ def test_copies_of_a_document_do_not_take_a_component():
     Xt = sparse.vstack([Xt, sparse.csr_matrix(np.repeat(Xt[:1].toarray(), 60, axis=0))])
     text = ProbabilisticHierarchy(n_dims=5, n_init=2, random_state=0).fit(Xt)
     assert adjusted_rand_score(topic, cut_at_level(text.linkage_, 2)[: len(topic)]) > 0.9
+
+
+def test_unlabeled_documents_help_with_few_labels():
+    # 003 Fig. 4: with few labeled examples, the unlabeled ones cut the classification
+    # error. Two classes, each two opposite blobs (XOR); 12 labeled of 400.
+    def xor(seed, n_per):
+        rng = np.random.default_rng(seed)
+        centers = np.array([[0, 0], [3, 0], [0, 3], [3, 3]], dtype=float)
+        blob = np.repeat(np.arange(4), n_per)
+        X = centers[blob] + rng.normal(size=(blob.size, 2)) * 0.8
+        return X, np.where(np.isin(blob, [0, 3]), "x", "o")
+
+    X, c = xor(0, 100)
+    labeled = set(np.random.default_rng(0).choice(len(X), 12, replace=False).tolist())
+    y = [c[i] if i in labeled else None for i in range(len(X))]
+    X_test, c_test = xor(100, 200)
+    errors = {}
+    for lam in (0.0, 1.0):
+        model = ProbabilisticHierarchy(n_dims=None, lambda_=lam, n_init=2, random_state=0)
+        model.fit(X, y)
+        errors[lam] = np.mean(np.array(model.predict_label(X_test)) != c_test)
+        proba = model.predict_label_proba(X_test)
+        assert proba.shape == (len(X_test), 2)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert errors[1.0] < 0.15 < 0.3 < errors[0.0]
+    with pytest.raises(ValueError, match="fit without labels"):
+        ProbabilisticHierarchy(n_dims=None, random_state=0).fit(X).predict_label(X_test)

@@ -214,6 +214,29 @@ class ProbabilisticHierarchy(BaseEstimator):
         Z = self.transform(X)  # checks that the model is fitted
         return component_posteriors(self.mixture_, Z)
 
+    def predict_label_proba(self, X: Any) -> NDArray[np.float64]:
+        """Label (folder) posteriors ``P(y|x) = sum_k P(y|k) P(k|x)`` (003 eq. 4).
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+
+        Raises
+        ------
+        ValueError
+            If the model was fit without labels.
+        """
+        proba = self.predict_proba(X)
+        if not self.classes_:
+            raise ValueError("the model was fit without labels (y had no labeled document)")
+        return np.asarray(proba @ self.class_given_component_, dtype=np.float64)
+
+    def predict_label(self, X: Any) -> list[Hashable]:
+        """The Bayes label (folder) of each document under 0/1 loss (003 sec. 2)."""
+        best = self.predict_label_proba(X).argmax(axis=1)
+        return [self.classes_[int(i)] for i in best]
+
     def assign_level(self, X: Any, rho: float | None = None) -> LevelAssignment:
         """Cluster and level of new documents (003 sec. 3.1, eq. 9).
 
