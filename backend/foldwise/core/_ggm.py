@@ -325,7 +325,10 @@ class ProbabilisticHierarchy(BaseEstimator):
         )
 
     def keywords_(
-        self, feature_names: Sequence[str] | None = None, n_keywords: int = 8
+        self,
+        feature_names: Sequence[str] | None = None,
+        n_keywords: int = 8,
+        contrast: bool = True,
     ) -> list[list[str]]:
         """Typical terms of every node of the component tree (003 sec. 3.2, Table 1).
 
@@ -339,6 +342,10 @@ class ProbabilisticHierarchy(BaseEstimator):
         feature_names : sequence of str, optional
             Term of each column of ``X``; column numbers as strings if omitted.
         n_keywords : int, default=8
+        contrast : bool, default=True
+            Rank terms by how far the node's mean exceeds the collection's (the root's), not
+            by the mean itself. Without stop-word removal (003 sec. 4 removes them) the plain
+            mean lists "the", "and", "for" first for every node; the root keeps its plain mean.
 
         Returns
         -------
@@ -349,6 +356,8 @@ class ProbabilisticHierarchy(BaseEstimator):
         members = node_members(self.component_linkage_, self.n_components_)
         w = members * self.priors_
         node_means = (w @ self.means_) / w.sum(axis=1, keepdims=True)
+        if contrast:
+            node_means[:-1] -= node_means[-1]  # the last node is the root
         terms = node_means if self.components_ is None else node_means @ self.components_
         if feature_names is None:
             feature_names = [str(j) for j in range(terms.shape[1])]
