@@ -78,9 +78,7 @@ def sample_setting(
     elif setting == 3:
         n = chosen_arr.size
         candidates = sorted(
-            f
-            for f in inner
-            if f and sum(paths[i][: len(f)] == f for i in chosen_arr) <= n / 3
+            f for f in inner if f and sum(paths[i][: len(f)] == f for i in chosen_arr) <= n / 3
         )
         top = candidates[rng.integers(len(candidates))]
         hidden = {f for f in every if f[: len(top)] == top}
@@ -94,13 +92,13 @@ def sample_setting(
     return chosen_arr, labeled[chosen_arr], hidden
 
 
-def svm_baseline(X, y, labeled):  # noqa: ANN001, ANN201 - bench helper
+def svm_baseline(X, y, labeled):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         return LinearSVC(C=1.0, random_state=0).fit(X[labeled], y[labeled]).predict(X)
 
 
-def centroid_baseline(X, y, labeled):  # noqa: ANN001, ANN201
+def centroid_baseline(X, y, labeled):
     k = int(y[labeled].max()) + 1
     C = normalize(np.vstack([np.asarray(X[labeled & (y == j)].mean(axis=0)) for j in range(k)]))
     return np.asarray(X @ C.T).argmax(axis=1)
@@ -127,19 +125,41 @@ def run(corpus: Path, seeds: list[int], settings: list[int], with_tree: bool = T
             placement = model.place(X)
             best = np.array([known_folders.index(f) for f in placement.best_folder])
             add("placement_known: FolderPlacement", setting, np.mean(best[known] == y[known]))
-            add("placement_known: LinearSVC", setting, np.mean(svm_baseline(X, y, labeled)[known] == y[known]))
-            add("placement_known: centroid", setting, np.mean(centroid_baseline(X, y, labeled)[known] == y[known]))
-            ok = [P[i][: len(placement.folder[i])] == placement.folder[i] for i in np.flatnonzero(known)]
+            add(
+                "placement_known: LinearSVC",
+                setting,
+                np.mean(svm_baseline(X, y, labeled)[known] == y[known]),
+            )
+            add(
+                "placement_known: centroid",
+                setting,
+                np.mean(centroid_baseline(X, y, labeled)[known] == y[known]),
+            )
+            ok = [
+                P[i][: len(placement.folder[i])] == placement.folder[i]
+                for i in np.flatnonzero(known)
+            ]
             add("confident_ok (rho .5)", setting, float(np.mean(ok)))
-            add("confident_depth / true depth", setting, float(
-                np.mean(placement.depth[known]) / np.mean([len(P[i]) for i in np.flatnonzero(known)])
-            ))
+            add(
+                "confident_depth / true depth",
+                setting,
+                float(
+                    np.mean(placement.depth[known])
+                    / np.mean([len(P[i]) for i in np.flatnonzero(known)])
+                ),
+            )
             if not with_tree:
                 continue
             Z = linkage(pdist(X.toarray(), "cosine"), "average")
-            tree = extended_tree(Z, X, folders, term_names=list(_model.vocabulary_), placement=model)
+            tree = extended_tree(
+                Z, X, folders, term_names=list(_model.vocabulary_), placement=model
+            )
             final = {p.document: p.folder for p in tree.placements}
-            add("tree_known", setting, float(np.mean([final[i] == P[i] for i in np.flatnonzero(known)])))
+            add(
+                "tree_known",
+                setting,
+                float(np.mean([final[i] == P[i] for i in np.flatnonzero(known)])),
+            )
             unknown = ~labeled & (y < 0)
             hidden_rows = [i for i in np.flatnonzero(unknown)]
             in_prop = [i for i in hidden_rows if tree.folder(final[i]).kind == "proposed"]

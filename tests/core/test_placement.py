@@ -123,7 +123,12 @@ def test_fitted_model_keeps_no_documents():
 
 @pytest.mark.parametrize(
     "params, match",
-    [({"rho": 1.0}, "rho"), ({"C": 0}, "C"), ({"cv": 1}, "cv"), ({"n_components": -1}, "n_components")],
+    [
+        ({"rho": 1.0}, "rho"),
+        ({"C": 0}, "C"),
+        ({"cv": 1}, "cv"),
+        ({"n_components": -1}, "n_components"),
+    ],
 )
 def test_invalid_parameters_raise(params, match):
     X, _, truth = topic_corpus(seed=8)
@@ -147,7 +152,7 @@ def test_invalid_inputs_raise():
 
 
 def test_single_folder_places_everything_there():
-    X, _, truth = topic_corpus(seed=10)
+    X, _, _truth = topic_corpus(seed=10)
     labels = [("cooking",) if i < 3 else None for i in range(X.shape[0])]
     placed = FolderPlacement().fit(X, labels).place(X)
     assert set(placed.best_folder) == {("cooking",)}
@@ -172,7 +177,9 @@ def test_python_docs_quality_floor():
 
     pred = FolderPlacement().fit(X, labels).predict(X)
     ours = np.mean([pred[i] == truth[i] for i in np.flatnonzero(new)])
-    C = normalize(np.vstack([np.asarray(X[lab & (y == j)].mean(axis=0)) for j in range(len(folders))]))
+    C = normalize(
+        np.vstack([np.asarray(X[lab & (y == j)].mean(axis=0)) for j in range(len(folders))])
+    )
     centroid = np.mean(np.asarray(X @ C.T).argmax(axis=1)[new] == y[new])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -40,6 +40,10 @@ from foldwise.core._placement import FolderPlacement, Placement, assign_folder_l
 
 FolderKind = Literal["existing", "proposed"]
 
+# Smallest dendrogram subtree that may be a piece of a proposal: the cohesion of a pair is a
+# single cosine, too noisy to call a topic.
+_MIN_PIECE = 3
+
 
 @dataclass(frozen=True)
 class TreeFolder:
@@ -132,9 +136,7 @@ class ExtendedTree:
     def subtree_documents(self, path: Sequence[str]) -> list[int]:
         """Documents in the folder at ``path`` and every folder below it."""
         path = tuple(path)
-        return sorted(
-            d for f in self.folders if f.path[: len(path)] == path for d in f.documents
-        )
+        return sorted(d for f in self.folders if f.path[: len(path)] == path for d in f.documents)
 
     def placement_of(self, document: int) -> DocumentPlacement:
         for p in self.placements:
@@ -152,7 +154,7 @@ def extended_tree(
     term_names: Sequence[str] | None = None,
     existing_folders: Sequence[FolderPath] | None = None,
     placement: FolderPlacement | None = None,
-    min_proposal_size: int = 3,
+    min_proposal_size: int = 5,
     max_labeled_share: float = 0.1,
     n_name_terms: int = 3,
     n_explain_terms: int = 5,
@@ -176,8 +178,10 @@ def extended_tree(
         Folders the person has, also empty ones; the folders of ``labels`` are always kept.
     placement : FolderPlacement, optional
         A model fitted on the same ``X`` and ``labels``; fitted here if omitted.
-    min_proposal_size : int, default=3
-        Fewest new documents a proposed folder holds.
+    min_proposal_size : int, default=5
+        Fewest new documents a proposed folder holds. Pieces of a topic from
+        ``_MIN_PIECE`` documents on are found first and joined; a joined proposal must reach
+        this size. Small groups are cohesive by chance: the dendrogram picks tight ones.
     max_labeled_share : float, default=0.1
         A dendrogram subtree may still become a proposal if at most this share of its
         documents are filed ones ("almost only new documents").
@@ -192,11 +196,15 @@ def extended_tree(
     n_docs, n_terms = X.shape
     Z = np.asarray(Z, dtype=np.float64)
     if Z.shape != (max(n_docs - 1, 0), 4):
-        raise ValueError(f"Z must have shape ({n_docs - 1}, 4) for {n_docs} documents, got {Z.shape}")
+        raise ValueError(
+            f"Z must have shape ({n_docs - 1}, 4) for {n_docs} documents, got {Z.shape}"
+        )
     if len(labels) != n_docs:
         raise ValueError(f"labels has {len(labels)} entries for {n_docs} documents")
-    if min_proposal_size < 2:
-        raise ValueError(f"min_proposal_size must be at least 2, got {min_proposal_size!r}")
+    if min_proposal_size < _MIN_PIECE:
+        raise ValueError(
+            f"min_proposal_size must be at least {_MIN_PIECE}, got {min_proposal_size!r}"
+        )
     if not 0.0 <= max_labeled_share < 1.0:
         raise ValueError(f"max_labeled_share must lie in [0, 1), got {max_labeled_share!r}")
     names = _term_names(term_names, n_terms)
@@ -211,7 +219,10 @@ def extended_tree(
     proba = np.zeros((n_docs, len(placement.folders_)))
     if new.size:
         proba[new] = placement.predict_proba(X[new], rows=new)
-    placed = assign_folder_levels(proba, placement.folders_, placement.rho)
+    known = np.ones(n_docs)
+    if new.size:
+        known[new] = placement.known_proba(X[new])
+    placed = assign_folder_levels(proba, placement.folders_, placement.rho, known=known)
 
     # Weighted unit rows: cohesion and affinity are average weighted cosines (000 eq. 2).
     Xw = sp.csr_matrix(normalize(X @ sp.diags(np.sqrt(w))))
@@ -220,7 +231,9 @@ def extended_tree(
     )
 
     folder_paths = {(): None} | {
-        f[:d]: None for f in [*(existing_folders or ()), *(f for f in labels if f)] for d in range(len(f) + 1)
+        f[:d]: None
+        for f in [*(existing_folders or ()), *(f for f in labels if f)]
+        for d in range(len(f) + 1)
     }
     existing_docs: dict[FolderPath, list[int]] = {tuple(p): [] for p in folder_paths}
     for i, f in enumerate(labels):
@@ -230,6 +243,7 @@ def extended_tree(
     proposals: list[TreeFolder] = []
     in_proposal: dict[int, FolderPath] = {}
     background = np.asarray(Xw.mean(axis=0)).ravel()
+
     def emit(group: _Group, parent: FolderPath, context: NDArray[np.float64]) -> None:
         members = np.array(group.members)
         centroid = np.asarray(Xw[members].mean(axis=0)).ravel()
@@ -240,7 +254,7 @@ def extended_tree(
         taken = {p[-1] for p in existing_docs if p and p[:-1] == parent} | {
             p.name for p in proposals if p.parent == parent
         }
-        path = parent + (_unique_name("-".join(terms), taken),)
+        path = (*parent, _unique_name("-".join(terms), taken))
         docs = () if group.parts else tuple(int(i) for i in members)
         proposals.append(TreeFolder(path, "proposed", docs, terms, group.cohesion, group.affinity))
         for i in docs:
@@ -329,6 +343,24 @@ def _propose(
     label_sums = _label_sums(Xw, labels, placement.folders_)
     label_counts = _label_counts(labels, placement.folders_)
     keep = label_counts > 0
+    # Deepest folder holding every labeled document of each node (None: no labeled document).
+    lca: list[FolderPath | None] = [labels[i] for i in range(n)] + [None] * (n - 1)
+    up = np.full(2 * n - 1, -1, dtype=np.intp)
+    for k in range(n - 1):
+        a, b = children[n + k]
+        up[a] = up[b] = n + k
+        la, lb = lca[a], lca[b]
+        lca[n + k] = lb if la is None else la if lb is None else _common_prefix(la, lb)
+
+    def anchor(v: int) -> FolderPath:
+        """DESIGN sec. 6: the folder of the labeled documents met first going up from v."""
+        while up[v] >= 0:
+            a, b = children[int(up[v])]
+            other = lca[b if a == v else a]
+            if other is not None:
+                return other
+            v = int(up[v])
+        return ()
 
     def leaves(v: int) -> list[int]:
         out, stack = [], [v]
@@ -344,16 +376,28 @@ def _propose(
     stack = [2 * n - 2]
     while stack:
         v = stack.pop()
-        if size[v] - n_lab[v] < min_size:
+        if size[v] - n_lab[v] < _MIN_PIECE:
             continue
         group = None
         if n_lab[v] <= max_labeled_share * size[v]:
-            group = _qualify(leaves(v), Xw, labeled, proba, placed, placement, label_sums, label_counts, keep, min_size)
+            group = _qualify(
+                leaves(v),
+                anchor(v),
+                Xw,
+                labeled,
+                proba,
+                placed,
+                placement,
+                label_sums[keep],
+                label_counts[keep],
+                _MIN_PIECE,
+            )
         if group is not None:
             groups.append(group)
         elif v >= n:
             stack.extend(children[v])
-    return _merge_groups(groups, Xw, label_sums[keep], label_counts[keep])
+    joined = _merge_groups(groups, Xw, label_sums[keep], label_counts[keep])
+    return [g for g in joined if len(g.members) >= min_size]
 
 
 def _merge_groups(
@@ -383,7 +427,9 @@ def _merge_groups(
         for cross, a, b in sorted(candidates, reverse=True):
             s = sums[a] + sums[b]
             m = len(groups[a].members) + len(groups[b].members)
-            affinity = float(np.max(label_sums @ s / (label_counts * m))) if label_counts.size else 0.0
+            affinity = (
+                float(np.max(label_sums @ s / (label_counts * m))) if label_counts.size else 0.0
+            )
             if cross <= affinity:
                 continue
             ga, gb = groups[a], groups[b]
@@ -404,6 +450,7 @@ def _merge_groups(
 
 def _qualify(
     docs: list[int],
+    anchor: FolderPath,
     Xw: sp.csr_matrix,
     labeled: NDArray[np.bool_],
     proba: NDArray[np.float64],
@@ -411,7 +458,6 @@ def _qualify(
     placement: FolderPlacement,
     label_sums: NDArray[np.float64],
     label_counts: NDArray[np.float64],
-    keep: NDArray[np.bool_],
     min_size: int,
 ) -> _Group | None:
     """The proposal a dendrogram subtree makes, or None if it is not a new topic."""
@@ -423,25 +469,35 @@ def _qualify(
     )
     if new.size < min_size:
         return None
-    # Where the group as a whole belongs: level assignment of its mean posterior (003 eq. 9).
-    parent = assign_folder_levels(
-        proba[new].mean(axis=0, keepdims=True), placement.folders_, placement.rho
+    # Where the group belongs: as deep as two witnesses agree. One is the level assignment
+    # (003 eq. 9) of the group's mean posterior; alone it favours subtrees with many
+    # folders, since a document of an unseen topic spreads its posterior evenly. The other is
+    # the dendrogram: the folder of the labeled documents the group meets first (DESIGN
+    # sec. 6); alone it is one stray neighbour deep.
+    by_posterior = assign_folder_levels(
+        proba[new].mean(axis=0, keepdims=True),
+        placement.folders_,
+        placement.rho,
+        known=placed.known[new].mean(keepdims=True),
     ).folder[0]
+    parent = _common_prefix(by_posterior, anchor)
     # A document confidently placed in another branch stays there.
-    members = new[[placed.folder[d] == parent[: len(placed.folder[d])] for d in new]]
+    members = new
     if members.size < min_size:
         return None
     s = np.asarray(Xw[members].sum(axis=0)).ravel()
     m = members.size
     # Average cosine over distinct pairs: |sum|^2 counts each document with itself once.
     cohesion = float((s @ s - m) / (m * (m - 1)))
-    affinity = float(np.max((label_sums[keep] @ s) / (label_counts[keep] * m))) if keep.any() else 0.0
+    affinity = float(np.max(label_sums @ s / (label_counts * m))) if label_counts.size else 0.0
     if cohesion <= affinity:
         return None
     return _Group(tuple(int(d) for d in members), parent, cohesion, affinity)
 
 
-def proposal_f_score(tree: ExtendedTree, hidden_folder_docs: Mapping[object, Sequence[int]]) -> float:
+def proposal_f_score(
+    tree: ExtendedTree, hidden_folder_docs: Mapping[object, Sequence[int]]
+) -> float:
     """Mean over hidden folders of the best F-score of any proposal against it.
 
     Parameters
@@ -470,7 +526,9 @@ def proposal_f_score(tree: ExtendedTree, hidden_folder_docs: Mapping[object, Seq
     return float(np.mean(scores))
 
 
-def _label_sums(Xw: sp.csr_matrix, labels: Sequence[FolderPath | None], folders: Sequence[FolderPath]) -> NDArray[np.float64]:
+def _label_sums(
+    Xw: sp.csr_matrix, labels: Sequence[FolderPath | None], folders: Sequence[FolderPath]
+) -> NDArray[np.float64]:
     """Sum of the unit rows of each folder's own labeled documents, shape (n_folders, n_terms)."""
     col = {f: j for j, f in enumerate(folders)}
     rows = [i for i, f in enumerate(labels) if f is not None]
@@ -479,11 +537,20 @@ def _label_sums(Xw: sp.csr_matrix, labels: Sequence[FolderPath | None], folders:
     return np.asarray((Y @ Xw).todense())
 
 
-def _label_counts(labels: Sequence[FolderPath | None], folders: Sequence[FolderPath]) -> NDArray[np.float64]:
+def _label_counts(
+    labels: Sequence[FolderPath | None], folders: Sequence[FolderPath]
+) -> NDArray[np.float64]:
     col = {f: j for j, f in enumerate(folders)}
     return np.bincount([col[f] for f in labels if f is not None], minlength=len(folders)).astype(
         np.float64
     )
+
+
+def _common_prefix(a: FolderPath, b: FolderPath) -> FolderPath:
+    d = 0
+    while d < min(len(a), len(b)) and a[d] == b[d]:
+        d += 1
+    return a[:d]
 
 
 def _unique_name(name: str, taken: set[str]) -> str:

@@ -39,6 +39,7 @@ from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator
 from sklearn.decomposition import TruncatedSVD
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import normalize
 from sklearn.svm import LinearSVC
 
@@ -61,7 +62,10 @@ class Placement:
     best_folder : list of FolderPath, length n_docs
         The single most probable folder, however uncertain.
     best_confidence : ndarray of shape (n_docs,)
-        Posterior of ``best_folder`` itself.
+        Posterior of ``best_folder`` itself, times ``known``.
+    known : ndarray of shape (n_docs,)
+        Probability that the document belongs to an existing folder at all rather than to
+        a topic the person has no folder for.
     depth : ndarray of shape (n_docs,), int
         ``len(folder)``: how deep the model is confident.
     """
@@ -71,6 +75,7 @@ class Placement:
     best_folder: list[FolderPath]
     best_confidence: NDArray[np.float64]
     depth: NDArray[np.intp]
+    known: NDArray[np.float64]
 
 
 class FolderPlacement(BaseEstimator):
@@ -178,9 +183,11 @@ class FolderPlacement(BaseEstimator):
             self.coef_ = np.zeros((1, F.shape[1]))
             self.intercept_ = np.zeros(1)
             self.temperature_ = 1.0
+            self.novelty_coef_ = np.zeros(0)
         else:
             self.coef_, self.intercept_ = self._fit_svm(F[labeled], y)
             self.temperature_ = self._fit_temperature(F[labeled], y)
+            self.novelty_coef_ = self._fit_novelty(F[labeled], y)
         self.triples_ = _check_triples(triples, n_docs)
         self._fit_labels = [None if f is None else index[tuple(f)] for f in folders]
         self.n_features_in_ = n_terms
@@ -272,6 +279,53 @@ class FolderPlacement(BaseEstimator):
         res = minimize_scalar(loss, bounds=(np.log(1e-3), np.log(1e2)), method="bounded")
         return float(np.exp(res.x))
 
+    def _fit_novelty(self, F: sp.csr_matrix, y: NDArray[np.intp]) -> NDArray[np.float64]:
+        """Logistic model of "belongs to an existing folder" from the top decision values.
+
+        New topics are simulated with the labeled data: folders are split into ``cv``
+        groups, and each group in turn is hidden from the SVMs. Held-out documents of the
+        seen folders are examples of known documents, all documents of the hidden folders
+        examples of new ones (settings 2-3 of 001 sec. 5.2, played on the training data).
+        Features: the highest decision value and its margin over the second. Both kinds are
+        weighted equally: how many new documents come from new topics is not known.
+
+        Returns the coefficients (a, b, c) of ``sigmoid(a d1 + b (d1 - d2) + c)``, or an
+        empty array when there are too few folders to hide some.
+        """
+        present = np.unique(y)
+        if present.size < 3:
+            return np.zeros(0)
+        rng = np.random.default_rng(self.random_state + 1)
+        n_groups = min(self.cv, present.size)
+        group_of = dict(
+            zip(present.tolist(), rng.permutation(present.size) % n_groups, strict=True)
+        )
+        group = np.array([group_of[int(c)] for c in y])
+        fold = np.empty(y.size, dtype=np.intp)
+        for j in present:
+            members = np.flatnonzero(y == j)
+            fold[members] = rng.permutation(members.size) % self.cv
+        feats, known = [], []
+        for g in range(n_groups):
+            hidden = group == g
+            train = ~hidden & (fold != g)
+            seen = np.unique(y[train])
+            if seen.size < 2:
+                continue
+            coef, intercept = self._fit_svm(F[train], y[train])
+            test = hidden | ((fold == g) & np.isin(y, seen))
+            D = np.asarray(F[test] @ coef[seen].T) + intercept[seen]
+            D.sort(axis=1)
+            feats.append(np.column_stack([D[:, -1], D[:, -1] - D[:, -2]]))
+            known.append(~hidden[test])
+        if not feats:
+            return np.zeros(0)
+        A, t = np.vstack(feats), np.concatenate(known)
+        if t.all() or not t.any():
+            return np.zeros(0)
+        model = LogisticRegression(class_weight="balanced").fit(A, t)
+        return np.concatenate([model.coef_[0], model.intercept_])
+
     # --------------------------------------------------------------- predicting
 
     def decision_function(self, X: Matrix) -> NDArray[np.float64]:
@@ -279,7 +333,9 @@ class FolderPlacement(BaseEstimator):
         self._check_fitted()
         X = _as_csr(X)
         if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} terms, the model was fitted on {self.n_features_in_}")
+            raise ValueError(
+                f"X has {X.shape[1]} terms, the model was fitted on {self.n_features_in_}"
+            )
         F = self._features(_scale_columns(X, np.sqrt(self.term_weights_)))
         return np.asarray(F @ self.coef_.T) + self.intercept_
 
@@ -302,10 +358,20 @@ class FolderPlacement(BaseEstimator):
         P = self.predict_proba(X)
         return [self.folders_[j] for j in P.argmax(axis=1)]
 
+    def known_proba(self, X: Matrix) -> NDArray[np.float64]:
+        """Probability that each row belongs to an existing folder, shape (n_docs,)."""
+        D = self.decision_function(X)
+        if self.novelty_coef_.size == 0:
+            return np.ones(D.shape[0])
+        D = np.sort(D, axis=1)
+        a, b, c = self.novelty_coef_
+        z = a * D[:, -1] + b * (D[:, -1] - D[:, -2]) + c
+        return 1.0 / (1.0 + np.exp(-z))
+
     def place(self, X: Matrix, *, rows: Sequence[int] | None = None) -> Placement:
         """Folder, confidence and confident depth of each row of ``X`` (003 sec. 3.1)."""
         P = self.predict_proba(X, rows=rows)
-        return assign_folder_levels(P, self.folders_, self.rho)
+        return assign_folder_levels(P, self.folders_, self.rho, known=self.known_proba(X))
 
     def _apply_triples(self, P: NDArray[np.float64], rows: NDArray[np.intp]) -> NDArray[np.float64]:
         """Zero the folders of ``x`` that would violate a triple (x, y, z) with y, z labeled.
@@ -341,24 +407,32 @@ class FolderPlacement(BaseEstimator):
 
 
 def assign_folder_levels(
-    proba: NDArray[np.float64], folders: Sequence[FolderPath], rho: float
+    proba: NDArray[np.float64],
+    folders: Sequence[FolderPath],
+    rho: float,
+    known: NDArray[np.float64] | None = None,
 ) -> Placement:
     """Level assignment (003 sec. 3.1, eq. 9) of folder posteriors.
 
     Walk down from the root; at each folder, take the most probable of its child subtrees and
     the folder itself (when it holds documents of its own); descend while that subtree's
-    posterior mass exceeds ``rho``.
+    posterior mass exceeds ``rho``. The last step, into a folder without subfolders, also
+    needs the document to belong to an existing folder at all: its mass there is multiplied
+    by ``known``. A document of a new topic next to known ones thus stops at their parent.
 
     Parameters
     ----------
     proba : ndarray of shape (n_docs, n_folders)
     folders : sequence of FolderPath, length n_folders
     rho : float in (0, 1)
+    known : ndarray of shape (n_docs,), optional
+        Probability of belonging to an existing folder; ones if omitted.
     """
     folders = [tuple(f) for f in folders]
     tree = _FolderTree(folders)
     mass = proba @ tree.subtree.T  # (n_docs, n_nodes): posterior of each node's subtree
     n_docs = proba.shape[0]
+    known = np.ones(n_docs) if known is None else np.asarray(known, dtype=np.float64)
     out_folder: list[FolderPath] = []
     confidence = np.ones(n_docs)
     for i in range(n_docs):
@@ -369,18 +443,23 @@ def assign_folder_levels(
                 break
             best = max(options, key=lambda c: mass[i, c])
             own = proba[i, tree.class_of[node]] if tree.class_of[node] >= 0 else -1.0
-            if own >= mass[i, best] or mass[i, best] <= rho:
+            gate = known[i] if not tree.children[best] else 1.0
+            if own >= mass[i, best] or mass[i, best] * gate <= rho:
                 break
             node = best
         out_folder.append(tree.paths[node])
-        confidence[i] = 1.0 if node == 0 else float(min(mass[i, node], 1.0))
+        leaf = node != 0 and not tree.children[node]
+        confidence[i] = (
+            1.0 if node == 0 else float(min(mass[i, node] * (known[i] if leaf else 1.0), 1.0))
+        )
     best_j = proba.argmax(axis=1)
     return Placement(
         folder=out_folder,
         confidence=confidence,
         best_folder=[folders[j] for j in best_j],
-        best_confidence=proba[np.arange(n_docs), best_j].astype(np.float64),
+        best_confidence=proba[np.arange(n_docs), best_j].astype(np.float64) * known,
         depth=np.array([len(f) for f in out_folder], dtype=np.intp),
+        known=known,
     )
 
 

@@ -1,0 +1,149 @@
+"""extended_tree: existing folders kept, new documents placed, new topics proposed (001 Fig. 1)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.cluster.hierarchy import linkage
+from scipy.spatial.distance import pdist
+from synthetic_topics import label_some, topic_corpus
+
+from foldwise.core import ExtendedTree, FolderPlacement, TreeFolder, extended_tree, proposal_f_score
+
+
+def _tree(seed, hidden, **kwargs):
+    X, names, truth = topic_corpus(seed=seed)
+    labels = label_some(truth, 5, hidden, seed=seed)
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    tree = extended_tree(Z, X, labels, term_names=names, **kwargs)
+    return tree, X, names, truth, labels
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_hidden_top_level_topic_becomes_a_proposal_under_the_root(seed):
+    tree, _, _, truth, _labels = _tree(seed, {("music",)})
+    hidden = [i for i, t in enumerate(truth) if t == ("music",)]
+    assert proposal_f_score(tree, {("music",): hidden}) >= 0.8
+    best = max(
+        tree.proposals(), key=lambda p: len(set(tree.subtree_documents(p.path)) & set(hidden))
+    )
+    assert best.parent == ()
+    assert best.kind == "proposed"
+    assert best.cohesion is not None and best.affinity is not None and best.cohesion > best.affinity
+    # Named by terms of the hidden topic (003 sec. 3.2).
+    assert all(t.startswith("music") for t in best.terms)
+    assert best.name == "-".join(best.terms)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_hidden_subfolder_is_proposed_inside_its_parent(seed):
+    tree, _, _, truth, _ = _tree(seed, {("sport", "golf")})
+    hidden = [i for i, t in enumerate(truth) if t == ("sport", "golf")]
+    assert proposal_f_score(tree, {"golf": hidden}) >= 0.8
+    best = max(
+        tree.proposals(), key=lambda p: len(set(tree.subtree_documents(p.path)) & set(hidden))
+    )
+    # 001 Fig. 1 node A: a new sibling of football and tennis, not a new top-level folder.
+    assert best.parent == ("sport",)
+
+
+def test_nothing_hidden_nothing_proposed():
+    tree, _, _, truth, labels = _tree(3, set())
+    assert tree.proposals() == []
+    new = [i for i, f in enumerate(labels) if f is None]
+    folders = [tree.placement_of(i).folder for i in new]
+    # Never a wrong folder; only as deep as confident, and mostly all the way.
+    assert all(truth[i][: len(f)] == f for i, f in zip(new, folders, strict=True))
+    assert np.mean([f == truth[i] for i, f in zip(new, folders, strict=True)]) >= 0.85
+
+
+def test_existing_folders_are_never_removed_renamed_or_emptied():
+    X, names, truth = topic_corpus(seed=4)
+    labels = label_some(truth, 5, {("music",), ("sport", "golf")}, seed=4)
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    empty = ("archive", "2019")
+    tree = extended_tree(Z, X, labels, term_names=names, existing_folders=[empty])
+    existing = {f.path for f in tree.existing()}
+    given = {f[:d] for f in [*filter(None, labels), empty] for d in range(len(f) + 1)}
+    assert given == existing
+    for i, f in enumerate(labels):
+        if f is not None:
+            assert i in tree.folder(f).documents
+    assert tree.folder(empty).kind == "existing"
+    # Proposals only hold new documents and never reuse an existing path.
+    for p in tree.proposals():
+        assert p.path not in existing
+        assert p.parent in existing or p.parent in {q.path for q in tree.proposals()}
+        assert all(labels[d] is None for d in p.documents)
+
+
+def test_every_new_document_is_placed_once_and_consistently():
+    X, names, truth = topic_corpus(seed=5)
+    labels = label_some(truth, 5, {("music",)}, seed=5)
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    model = FolderPlacement().fit(X, labels)
+    tree = extended_tree(Z, X, labels, term_names=names, placement=model)
+    new = [i for i, f in enumerate(labels) if f is None]
+    assert sorted(p.document for p in tree.placements) == new
+    holders = {}
+    for f in tree.folders:
+        for d in f.documents:
+            assert d not in holders, "a document sits in two folders"
+            holders[d] = f.path
+    placed = model.place(X)
+    for p in tree.placements:
+        assert holders[p.document] == p.folder
+        assert 0.0 <= p.confidence <= 1.0
+        if tree.folder(p.folder).kind == "proposed":
+            # Only documents no existing folder claims go to a proposal.
+            assert placed.best_confidence[p.document] < model.rho
+        else:
+            assert p.folder == placed.folder[p.document]
+
+
+def test_explanations_are_terms_of_the_document():
+    tree, X, names, _, _ = _tree(6, {("music",)})
+    assert tree.placements
+    for p in tree.placements:
+        assert 1 <= len(p.terms) <= 5
+        row = X[p.document].toarray().ravel()
+        for t in p.terms:
+            assert row[names.index(t)] > 0
+
+
+def test_explanations_name_the_folder_topic():
+    tree, _, _, truth, _ = _tree(7, set())
+    for p in tree.placements:
+        if p.folder == truth[p.document] == ("cooking",):
+            assert p.terms[0].startswith("cooking")
+
+
+def test_proposal_f_score():
+    folders = (
+        TreeFolder((), "existing"),
+        TreeFolder(("a",), "existing", (0, 1)),
+        TreeFolder(("new",), "proposed", (), ("x",)),
+        TreeFolder(("new", "x"), "proposed", (2, 3), ("x",)),
+        TreeFolder(("new", "y"), "proposed", (4, 5), ("y",)),
+    )
+    tree = ExtendedTree(folders, ())
+    assert proposal_f_score(tree, {"h": [2, 3, 4, 5]}) == pytest.approx(1.0)
+    assert proposal_f_score(tree, {"hx": [2, 3], "hy": [4, 5]}) == pytest.approx(1.0)
+    assert proposal_f_score(tree, {"h": [2, 9]}) == pytest.approx(2 * 1 / (2 + 2))
+    assert proposal_f_score(tree, {"h": [0, 1], "g": [2, 3]}) == pytest.approx(0.5)
+    with pytest.raises(ValueError):
+        proposal_f_score(tree, {})
+
+
+def test_invalid_inputs_raise():
+    X, names, truth = topic_corpus(seed=8)
+    labels = label_some(truth, 5, set())
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    with pytest.raises(ValueError, match="shape"):
+        extended_tree(Z[:-1], X, labels)
+    with pytest.raises(ValueError, match="labels"):
+        extended_tree(Z, X, labels[:-1])
+    with pytest.raises(ValueError, match="term_names"):
+        extended_tree(Z, X, labels, term_names=names[:-1])
+    with pytest.raises(ValueError, match="min_proposal_size"):
+        extended_tree(Z, X, labels, min_proposal_size=1)
