@@ -34,6 +34,7 @@ from foldwise.core import (
     BiiHAC,
     ConstrainedDivisive,
     FolderPath,
+    FolderPlacement,
     ProbabilisticHierarchy,
 )
 
@@ -106,20 +107,18 @@ def _scipy(X: sp.csr_matrix, labels: Labels, seed: int) -> MethodOutput:
 
 def _biihac(X: sp.csr_matrix, labels: Labels, seed: int) -> MethodOutput:
     model = BiiHAC().fit(X, labels)
-    placements = place_with_model(X, labels, model.weights_, model.linkage_)
+    placements = place_with_model(X, labels, model.weights_)
     return MethodOutput(model.linkage_, placements, model.weights_)
 
 
 def place_with_model(
-    X: sp.csr_matrix, labels: Labels, weights: NDArray[np.float64] | None, Z: NDArray[np.float64]
+    X: sp.csr_matrix, labels: Labels, weights: NDArray[np.float64] | None
 ) -> list[FolderPath | None]:
-    """Folders from the extended tree's placement model, or the dendrogram if it is absent."""
-    try:
-        from foldwise.core import FolderPlacement  # type: ignore[attr-defined]
-    except ImportError:
-        return majority_of_nearest_labeled(Z, labels)
-    model = FolderPlacement().fit(X, labels, weights=weights)
-    return list(model.predict_paths_)
+    """Each new document's most probable folder under the placement model."""
+    placement = FolderPlacement().fit(X, labels, weights=weights).place(X)
+    return [
+        p if p is not None else best for p, best in zip(labels, placement.best_folder, strict=True)
+    ]
 
 
 def _svm(X: sp.csr_matrix, labels: Labels, seed: int) -> MethodOutput:
