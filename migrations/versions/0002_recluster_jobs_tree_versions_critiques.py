@@ -201,6 +201,7 @@ def upgrade() -> None:
         sa.Column("confidence", sa.Float(), nullable=False),
         sa.Column("terms", sa.JSON(), nullable=False),
         sa.Column("best_folder_id", sa.Integer(), nullable=True),
+        sa.Column("confident_folder_id", sa.Integer(), nullable=True),
         sa.Column("runner_up_folder_id", sa.Integer(), nullable=True),
         sa.Column("margin", sa.Float(), nullable=True),
         sa.ForeignKeyConstraint(

@@ -13,7 +13,7 @@ from foldwise.service.critiques import service as critiques
 from foldwise.service.critiques.schemas import CloserCritique
 from foldwise.service.db import utcnow
 from foldwise.service.queue import EmbeddedWorker
-from foldwise.service.recluster import runner
+from foldwise.service.recluster import reaper
 from foldwise.service.recluster.models import ReclusterJob, TreeVersion
 from foldwise.service.recluster.runtime import Runtime
 from foldwise.service.users.models import User
@@ -222,4 +222,4 @@ def test_dead_worker_job_is_retried_then_failed(client: TestClient, rt: Runtime)
     finally:
         embedded.stop()
     assert done["state"] == "done" and done["attempts"] == 2
-    assert runner.reap(rt) == []
+    assert reaper.reap(rt) == []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Response
 
@@ -22,7 +22,7 @@ from foldwise.service.users.auth import CurrentUser
 
 router = APIRouter(prefix="/api", tags=["critiques"])
 
-_ERRORS = {
+_ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "unknown document, folder, proposal or critique (or another user's)"},
     409: {"description": "contradicts the triples in force, or the proposal is closed"},
     422: {"description": "invalid critique"},

@@ -33,8 +33,8 @@ def list_triples(*, session: Session, user: User) -> TriplesRead:
                     or every
                 )
                 out.append(TripleRead(x=x, y=y, z=z, source="inferred", critique_ids=ids))
-    counts = dict(
-        session.execute(
+    counts: dict[int, int] = dict(
+        session.execute(  # type: ignore[arg-type]
             select(Document.folder_id, func.count())
             .where(Document.user_id == user.id, Document.folder_id.is_not(None))
             .group_by(Document.folder_id)

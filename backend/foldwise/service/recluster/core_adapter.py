@@ -255,6 +255,8 @@ class PlacementOut:
     runner_up_folder_id: int | None
     margin: float | None
     best_folder_id: int | None = None
+    #: The deepest existing folder the model is confident of (``None``: the top level).
+    confident_folder_id: int | None = None
 
 
 #: A proposal sharing this much (Jaccard) with a group the person rejected is not proposed.
@@ -313,6 +315,7 @@ def _core_tree(
                 cohesion=round(float(p.cohesion or 0.0), 4),
             )
         )
+    proposal_paths = {p.path for p in tree.proposals()}
     new_rows = [i for i in range(n) if inputs.labels[i] is None]
     proba = model.predict_proba(inputs.X[new_rows], rows=new_rows) if new_rows else None
     column = {r: k for k, r in enumerate(new_rows)}
@@ -328,25 +331,34 @@ def _core_tree(
         else:
             best = folder_id(pl.best_existing)
         target = tuple(pl.folder)
-        conf = pl.confidence
-        if not target and proba is not None:
-            conf = float(proba[column[pl.document]].max())
         proposal = index_of.get(target)
-        if proposal is None and target in {f.path for f in tree.proposals()}:
-            target = tuple(pl.best_existing)  # its proposal was dropped (rejected before)
+        if proposal is None:
+            # Placed in its most probable folder, with that folder's posterior as confidence;
+            # the level assignment (003 eq. 9: the deepest folder whose subtree holds more
+            # than rho of the mass) is kept as the confident depth.
+            target = (
+                tuple(model.folders_[int(np.argmax(proba[column[pl.document]]))])
+                if (proba is not None)
+                else tuple(pl.best_existing)
+            )
+            conf = float(proba[column[pl.document]].max()) if proba is not None else 1.0
+        else:
+            conf = float(pl.confidence)
+        confident = (
+            tuple(pl.folder) if tuple(pl.folder) not in proposal_paths else (tuple(pl.folder)[:-1])
+        )
         placements.append(
             PlacementOut(
                 document_id=inputs.doc_ids[pl.document],
                 folder_id=None if proposal is not None else folder_id(target),
                 proposal_index=proposal,
-                # At the top level the core reports the root's mass (1.0): "somewhere in the
-                # collection". The best folder's posterior says how unsure the model is.
-                confidence=round(min(1.0, max(0.0, float(conf))), 4),
+                confidence=round(min(1.0, max(0.0, conf)), 4),
                 terms=list(pl.terms),
                 # For the "which is closer?" question: the two most probable folders.
                 runner_up_folder_id=runner,
                 margin=margin,
                 best_folder_id=best,
+                confident_folder_id=folder_id(confident),
             )
         )
     return proposals, placements

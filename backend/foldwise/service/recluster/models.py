@@ -140,5 +140,7 @@ class TreePlacement(Base):
     #: The two most probable existing folders and the gap between them (the "which is
     #: closer?" questions ask about the smallest gaps).
     best_folder_id: Mapped[int | None] = mapped_column(Integer, default=None)
+    #: The deepest folder the model is confident of (level assignment); ``None`` = top level.
+    confident_folder_id: Mapped[int | None] = mapped_column(Integer, default=None)
     runner_up_folder_id: Mapped[int | None] = mapped_column(Integer, default=None)
     margin: Mapped[float | None] = mapped_column(Float, default=None)

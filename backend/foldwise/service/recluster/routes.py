@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request
 from fastapi.concurrency import run_in_threadpool
@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from foldwise.service.config import SettingsDep
 from foldwise.service.db import SessionDep
-from foldwise.service.recluster import runner, service, tree
+from foldwise.service.recluster import reaper, service, tree
 from foldwise.service.recluster.models import TreeVersion
 from foldwise.service.recluster.runtime import Runtime, runtime_for
 from foldwise.service.recluster.schemas import ExtendedTree, JobPage, JobRead, ReclusterRequest
@@ -22,7 +22,7 @@ from foldwise.service.users.auth import CurrentUser
 
 router = APIRouter(prefix="/api", tags=["recluster"])
 
-_ERRORS = {
+_ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "unknown job (or another user's)"},
     422: {"description": "invalid input, e.g. an unknown method"},
 }
@@ -58,7 +58,7 @@ def list_jobs(
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> JobPage:
     """The caller's jobs, newest first (jobs of dead workers are requeued or failed first)."""
-    runner.reap(_runtime(cfg), user.id)
+    reaper.reap(_runtime(cfg), user.id)
     session.expire_all()
     rows, total = service.list_jobs(session=session, user=user, offset=offset, limit=limit)
     return JobPage(items=[service.job_read(j) for j in rows], total=total)
@@ -68,7 +68,7 @@ def list_jobs(
 def get_job(job_id: int, user: CurrentUser, session: SessionDep, cfg: SettingsDep) -> JobRead:
     """One job of the caller."""
     service.get_job(session=session, user=user, job_id=job_id)
-    runner.reap(_runtime(cfg), user.id)
+    reaper.reap(_runtime(cfg), user.id)
     session.expire_all()
     return service.job_read(service.get_job(session=session, user=user, job_id=job_id))
 
@@ -86,7 +86,7 @@ async def job_events(
     user_id = user.id
 
     def snapshot() -> JobRead:
-        runner.reap(rt, user_id)
+        reaper.reap(rt, user_id)
         with rt.sessions() as own:
             job = own.get(service.ReclusterJob, job_id)
             if job is None or job.user_id != user_id:

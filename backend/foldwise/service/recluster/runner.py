@@ -88,7 +88,7 @@ class _Reporter:
             except Exception:  # a busy database must not kill the heartbeat
                 log.exception("heartbeat of job %s failed", self.job_id)
 
-    def __call__(self, phase: str, values: dict[str, int]) -> None:
+    def __call__(self, phase: str, values: dict[str, Any]) -> None:
         now = time.monotonic()
         if phase != self.phase:
             if self.phase:
@@ -245,6 +245,7 @@ def _store(
                 confidence=min(1.0, max(0.0, pl.confidence)),
                 terms=pl.terms,
                 best_folder_id=pl.best_folder_id,
+                confident_folder_id=pl.confident_folder_id,
                 runner_up_folder_id=pl.runner_up_folder_id,
                 margin=pl.margin,
             )
@@ -359,59 +360,3 @@ def execute(rt: Runtime, job_id: int) -> None:
         _finish(rt, job_id, attempt, state="failed", phase="failed", error=f"{exc}"[:2000])
     finally:
         report.stop()
-
-
-def reap(rt: Runtime, user_id: int | None = None) -> list[int]:
-    """Requeue (or fail, after ``max_attempts``) running jobs with a stale heartbeat, and put
-    back on the queue queued jobs whose queue message may have died with a worker.
-
-    Runs on worker start, every minute in the worker, and when jobs are read. Returns the ids
-    put back on the queue.
-    """
-    now = utcnow()
-    cutoff = now - timedelta(seconds=rt.options.heartbeat_timeout_seconds)
-    requeue: list[int] = []
-    with rt.sessions() as session:
-        where = [ReclusterJob.state.in_(("running", "queued")), ReclusterJob.heartbeat_at < cutoff]
-        if user_id is not None:
-            where.append(ReclusterJob.user_id == user_id)
-        for job in session.scalars(select(ReclusterJob).where(*where)).all():
-            same = (
-                ReclusterJob.id == job.id,
-                ReclusterJob.state == job.state,
-                ReclusterJob.attempts == job.attempts,
-                ReclusterJob.heartbeat_at == job.heartbeat_at,
-            )
-            if job.state == "queued":
-                if job.not_before is not None and job.not_before > cutoff:
-                    continue
-                values: dict[str, Any] = {"heartbeat_at": now}
-            elif job.attempts < rt.options.max_attempts:
-                values = {
-                    "state": "queued",
-                    "phase": "queued",
-                    "heartbeat_at": now,
-                    "not_before": None,
-                    "error": (
-                        f"worker {job.worker} stopped during attempt {job.attempts} "
-                        f"(last heartbeat {job.heartbeat_at:%Y-%m-%dT%H:%M:%SZ}); retried"
-                    ),
-                }
-            else:
-                values = {
-                    "state": "failed",
-                    "phase": "failed",
-                    "finished_at": now,
-                    "error": (
-                        f"worker {job.worker} stopped during attempt {job.attempts} of "
-                        f"{rt.options.max_attempts} (last heartbeat "
-                        f"{job.heartbeat_at:%Y-%m-%dT%H:%M:%SZ}); gave up"
-                    ),
-                }
-            result = session.execute(update(ReclusterJob).where(*same).values(**values))
-            if result.rowcount == 1 and values.get("state", "queued") == "queued":  # type: ignore[attr-defined]
-                requeue.append(job.id)
-        session.commit()
-    for job_id in requeue:
-        rt.enqueue(job_id)
-    return requeue

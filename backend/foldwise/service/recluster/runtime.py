@@ -53,7 +53,7 @@ _lock = threading.Lock()
 def _register_tasks(rt: Runtime) -> None:
     # Imported here: the runner imports the clustering core, which the API process only needs
     # once a job runs in it.
-    from foldwise.service.recluster import runner
+    from foldwise.service.recluster import reaper, runner
 
     @rt.queue.task(name="foldwise.recluster.run_job")
     def run_job(job_id: int) -> None:
@@ -63,12 +63,12 @@ def _register_tasks(rt: Runtime) -> None:
     @rt.queue.periodic_task(crontab(minute="*"), name="foldwise.recluster.reap")
     def reap() -> None:
         """Every minute: retry or fail jobs whose worker stopped sending heartbeats."""
-        runner.reap(rt)
+        reaper.reap(rt)
 
     @rt.queue.on_startup(name="foldwise.recluster.reap_on_start")
     def reap_on_start() -> None:
         # A worker that starts after a crash finds the crashed worker's jobs at once.
-        runner.reap(rt)
+        reaper.reap(rt)
 
     rt.run_task = run_job
     rt.reap_task = reap

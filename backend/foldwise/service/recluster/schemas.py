@@ -88,8 +88,11 @@ class Placement(BaseModel):
     folder_id: int | str | None
     confidence: float = Field(ge=0, le=1)
     terms: list[str]
-    #: The most probable existing folder, however unsure (useful when ``folder_id`` is null).
+    #: The most probable existing folder (= ``folder_id`` unless the document is in a proposal).
     best_folder_id: int | None = None
+    #: Confident depth: the deepest existing folder whose subtree holds most of the document's
+    #: probability (003 level assignment); ``null`` = not even sure of a top-level folder.
+    confident_folder_id: int | None = None
 
 
 class ExtendedTree(BaseModel):

@@ -149,6 +149,7 @@ def extended_tree(*, session: Session, user: User) -> ExtendedTree:
                 confidence=confidence,
                 terms=list(pl.terms),
                 best_folder_id=pl.best_folder_id,
+                confident_folder_id=pl.confident_folder_id,
             )
         )
     return ExtendedTree(
