@@ -152,6 +152,9 @@ function buildTree(base, ext) {
       d.placed = true;
     }
   }
+  // Unfiled documents outside every folder: placed at the top level because nothing fits,
+  // or not seen by any tree version yet.
+  const noFit = emptyFolder("n:", { id: null, kind: "unfiled", name: "No good place yet", terms: [] });
   const unfiled = emptyFolder("u:", { id: null, kind: "unfiled", name: "Not placed yet", terms: [] });
   for (const f of folders.values()) {
     const parent = f.parentKey && folders.get(f.parentKey);
@@ -161,6 +164,7 @@ function buildTree(base, ext) {
   for (const d of docs.values()) {
     const f = d.folderKey && folders.get(d.folderKey);
     if (f) f.docs.push(d);
+    else if (d.placed) { d.folderKey = "n:"; noFit.docs.push(d); }
     else { d.folderKey = "u:"; unfiled.docs.push(d); }
   }
   const byName = (a, b) => a.name.localeCompare(b.name);
@@ -174,7 +178,9 @@ function buildTree(base, ext) {
   };
   roots.sort((a, b) => (a.kind === b.kind ? byName(a, b) : a.kind === "proposed" ? 1 : -1));
   roots.forEach(count);
-  if (unfiled.docs.length) { count(unfiled); roots.push(unfiled); folders.set(unfiled.key, unfiled); }
+  for (const extra of [noFit, unfiled]) {
+    if (extra.docs.length) { count(extra); roots.push(extra); folders.set(extra.key, extra); }
+  }
   return { folders, docs, roots, version: ext ? ext.version : null, outdated: ext ? ext.outdated : false };
 }
 
@@ -663,6 +669,9 @@ async function openDocument(id) {
       (proposal ? `<button id="not-in-btn" data-proposal="${esc(f.id)}">Doesn’t belong here</button>`
         : `<button id="accept-place-btn" class="primary" data-folder="${f.id}">File it here</button>`) +
       "</div></div>";
+  } else if (m && m.placed) {
+    where = '<div class="where suggested" id="doc-where">No folder fits it well yet. Use “Move to…” to file it: ' +
+      "Foldwise learns from where you put it.</div>";
   } else {
     where = '<div class="where" id="doc-where">Not filed. Foldwise places it after the next recluster.</div>';
   }

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from foldwise.service.db import make_engine
 from foldwise.service.users import service as users
 
-from .conftest import Server, corpus_zip, login, payload, topic_text
+from .conftest import PASSWORD, Server, corpus_zip, login, payload, topic_text
 
 
 def import_corpus(page: Page, per_folder: int = 5) -> None:
@@ -204,3 +204,22 @@ def test_move_to_picker_files_a_document(page: Page, user: str) -> None:
     # The move holds after a reload: it is stored, not only drawn.
     page.reload()
     expect(cooking.locator(".node.doc:not(.suggested)", has_text="recipe")).to_have_count(1)
+
+
+def test_each_person_sees_only_their_own_documents(page: Page, user: str, server: Server) -> None:
+    login(page, user)
+    import_corpus(page, per_folder=1)
+    page.fill("#search", "telescope")
+    hit = page.locator("#search-results li").first
+    expect(hit).to_be_visible()
+    theirs = hit.get_attribute("data-doc")
+    page.click("#logout-btn")
+    other = f"{user}b"
+    server.cli("users", "create", other, "--password", PASSWORD)
+    login(page, other)
+    expect(page.locator("#tree")).to_contain_text("No folders yet")
+    page.fill("#search", "telescope")
+    expect(page.locator("#search-empty")).to_be_visible()
+    # Another person's document cannot be opened, not even through the UI's own endpoints.
+    assert page.request.get(f"/api/documents/{theirs}").status == 404
+    assert page.request.get(f"/ui/api/documents/{theirs}/similar").status == 404
