@@ -120,3 +120,20 @@ def client(settings: Settings) -> Iterator[TestClient]:
 def api(client: TestClient) -> Api:
     """Helpers bound to ``client``: users, tokens, state snapshots."""
     return Api(client)
+
+
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+)
+def shared_api(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Api]:
+    """One app and database for a whole module, on each database in turn.
+
+    For tests that assert that a request changes nothing: they can share their data, and a
+    request that did change something still fails its own before/after comparison.
+    """
+    tmp = tmp_path_factory.mktemp("shared")
+    cfg = make_settings(tmp / "data", _database_url(request.param, request, tmp))
+    with TestClient(create_app(cfg)) as test_client:
+        yield Api(test_client)

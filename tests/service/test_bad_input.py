@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 
 from .helpers import Api, docx_bytes
 
@@ -292,19 +291,11 @@ def _fill(value: Any, ids: dict[str, int]) -> Any:
     return value
 
 
-@pytest.mark.parametrize(
-    ("case", "method", "url", "kwargs", "status", "needle"), CASES, ids=[c[0] for c in CASES]
-)
-def test_bad_input_is_a_clear_4xx_and_changes_nothing(
-    client: TestClient,
-    api: Api,
-    case: str,
-    method: str,
-    url: str,
-    kwargs: dict[str, Any],
-    status: int,
-    needle: str,
-) -> None:
+@pytest.fixture(scope="module")
+def world(shared_api: Api) -> tuple[Api, dict[str, int], dict[str, str]]:
+    """Alice with a folder, a subfolder and a document; Bob with the same. Shared by every
+    case: each case asserts that it changed nothing."""
+    api = shared_api
     alice, bob = api.user("alice"), api.user("bob")
     mine = api.folder(alice, "mine")
     api.folder(alice, "sub", mine)
@@ -314,10 +305,26 @@ def test_bad_input_is_a_clear_4xx_and_changes_nothing(
         "bf": api.folder(bob, "bobs"),
         "bd": api.post(bob, "bob's document")["document"]["id"],
     }
+    return api, ids, alice
+
+
+@pytest.mark.parametrize(
+    ("case", "method", "url", "kwargs", "status", "needle"), CASES, ids=[c[0] for c in CASES]
+)
+def test_bad_input_is_a_clear_4xx_and_changes_nothing(
+    world: tuple[Api, dict[str, int], dict[str, str]],
+    case: str,
+    method: str,
+    url: str,
+    kwargs: dict[str, Any],
+    status: int,
+    needle: str,
+) -> None:
+    api, ids, alice = world
     before = api.snapshot()
     filled = {k: _fill(v, ids) for k, v in kwargs.items()}
     headers = {**alice, **filled.pop("headers", {})}
-    response = client.request(method, _fill(url, ids), headers=headers, **filled)
+    response = api.client.request(method, _fill(url, ids), headers=headers, **filled)
     assert response.status_code == status, response.text
     assert needle in response.text, response.text
     assert api.snapshot() == before

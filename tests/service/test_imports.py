@@ -175,15 +175,23 @@ HOSTILE = {
 }
 
 
+@pytest.fixture(scope="module")
+def zip_world(shared_api: Api) -> tuple[Api, dict[str, str]]:
+    """A user with a stored document, shared by the hostile-archive cases (each asserts
+    that it changed nothing)."""
+    alice = shared_api.user("alice")
+    shared_api.post(alice, "already stored")
+    return shared_api, alice
+
+
 @pytest.mark.parametrize("case", list(HOSTILE))
 def test_hostile_zip_is_refused_and_nothing_is_written(
-    client: TestClient, api: Api, case: str
+    zip_world: tuple[Api, dict[str, str]], case: str
 ) -> None:
-    alice = api.user()
-    api.post(alice, "already stored")
+    api, alice = zip_world
     before = api.snapshot()
     data, status, needle = HOSTILE[case]
-    response = post_zip(client, alice, data)
+    response = post_zip(api.client, alice, data)
     assert response.status_code == status, response.text
     assert needle in response.json()["detail"]
     assert api.snapshot() == before
