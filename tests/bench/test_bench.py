@@ -77,6 +77,8 @@ def test_bench_writes_records_and_dumps(tmp_path):
     assert by[("ihac", 2, 0)]["n_labeled"] == 4 * 2  # one leaf folder hidden
     # no labels -> our HAC and scipy agree on the measures
     assert by[("hac", 1, 0)]["h_corr"] == pytest.approx(by[("scipy", 1, 0)]["h_corr"], abs=0.02)
+    assert by[("biihac", 2, 0)]["proposal_f"] is not None  # settings 2, 3 measure proposals
+    assert by[("biihac", 1, 0)]["proposal_f"] is None
     dump = json.loads((tmp_path / "dump" / "ihac-s1-seed0.json").read_text())
     assert len(dump["docs"]) == 30 and len(dump["linkage"]) == 29
     assert dump["docs"][0].endswith(".txt") and len(dump["labeled"]) == 10

@@ -95,3 +95,21 @@ def test_zero_vectors_and_identical_documents_give_a_valid_dendrogram():
     model = BiiHAC(r_max=3).fit(X, labels)
     assert is_valid_linkage(model.linkage_)
     assert np.isfinite(model.linkage_).all()
+
+
+def test_self_labeling_keeps_real_constraints_and_skips_triple_items():
+    rng = np.random.default_rng(5)
+    X, folders = _topics(rng, n_per=10)
+    labels = [f if k % 10 < 3 else None for k, f in enumerate(folders)]
+    triples = [(4, 5, 15)]  # new documents of topic 0 closer to each other than to topic 1
+    model = BiiHAC(r_max=5, self_label=0.5).fit(X, labels, triples=triples)
+    assert model.placement_ is not None
+    assert len(model.self_labeled_) > 0
+    assert not {4, 5, 15} & set(model.self_labeled_.tolist())
+    assert not model.violations_.any()
+    tree = Hierarchy.from_linkage(model.linkage_)
+    assert triple_holds(tree, (4, 5, 15))
+    plain = BiiHAC(r_max=5, self_label=None).fit(X, labels, triples=triples)
+    assert plain.placement_ is None and len(plain.self_labeled_) == 0
+    with pytest.raises(ValueError, match="self_label"):
+        BiiHAC(self_label=1.5).fit(X, labels)

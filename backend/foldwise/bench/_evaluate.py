@@ -15,9 +15,11 @@ from foldwise.bench._methods import METHODS, MethodOutput
 from foldwise.core import (
     FolderPath,
     Hierarchy,
+    extended_tree,
     h_correlation,
     hai,
     hierarchical_f_score,
+    proposal_f_score,
     text_features,
 )
 
@@ -116,11 +118,27 @@ def evaluate_run(
         truth[i] if i in labeled else None for i in range(len(truth))
     ]
     unlabeled = [i for i in range(len(truth)) if i not in labeled]
-    X, _ = text_features(texts)
+    X, features = text_features(texts)
     started = time.perf_counter()
     with PeakMemory() as memory:
         output = METHODS[method](X, labels, seed)
     seconds = time.perf_counter() - started
+    proposal_f = float("nan")
+    hidden = {h: [i for i in unlabeled if truth[i] == h] for h in sample.hidden}
+    if output.linkage is not None and (hidden or output.tree_placement):
+        tree = extended_tree(
+            output.linkage,
+            X,
+            labels,
+            weights=output.weights,
+            term_names=list(features.vocabulary_),
+            placement=output.placement,
+        )
+        if hidden:  # settings 2 and 3: how well proposals recover the hidden folders
+            proposal_f = proposal_f_score(tree, {h: d for h, d in hidden.items() if d})
+        if output.tree_placement:
+            for p in tree.placements:
+                output.placements[p.document] = p.folder
     reference = Hierarchy.from_paths(truth)
     if output.linkage is not None:
         learned = Hierarchy.from_linkage(output.linkage)
@@ -145,5 +163,6 @@ def evaluate_run(
         peak_mb=memory.mb,
         placement_known=exact,
         placement_ancestor=ancestor,
+        extra={"proposal_f": proposal_f},
     )
     return record, output

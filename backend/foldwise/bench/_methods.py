@@ -7,9 +7,10 @@ baseline) and a folder for every new document. How each method decides a folder:
   the smallest dendrogram cluster that holds the new document and at least one labeled
   document (ties go to the folder whose labeled document joined first) -- a dendrogram
   decides like a nearest neighbour (DESIGN.md sec. 6).
-* ``biihac``: the placement model of the extended tree (``foldwise.core.FolderPlacement``)
-  under the learned term weights, using the labeled and the new documents; when it is not
-  confident of the exact folder it places the document only as deep as it is (003 sec. 3.1).
+* ``biihac``: where its extended tree puts the document: the placement model
+  (``foldwise.core.FolderPlacement``) under the learned term weights decides among the
+  existing folders, only as deep as it is confident (003 sec. 3.1); documents of a proposed
+  folder count as not placed in a known folder.
 * ``divisive`` (constraints on level 1), ``divisive-all`` (one constraint set per level,
   002 sec. 3.2), ``ggm`` (modified L2), ``ggm-l2``, ``ggm-confusion``, ``ggm-sample``: the
   dendrogram majority rule, as for HAC.
@@ -43,11 +44,17 @@ Labels = Sequence[FolderPath | None]
 
 @dataclass
 class MethodOutput:
-    """A method's answer: a dendrogram (or None) and a folder per document (None = unplaced)."""
+    """A method's answer: a dendrogram (or None) and a folder per document (None = unplaced).
+
+    ``placement`` is a fitted placement model to reuse for the extended tree;
+    ``tree_placement`` says the method places documents where its extended tree puts them.
+    """
 
     linkage: NDArray[np.float64] | None
     placements: list[FolderPath | None]
     weights: NDArray[np.float64] | None = None
+    placement: FolderPlacement | None = None
+    tree_placement: bool = False
 
 
 def majority_of_nearest_labeled(Z: NDArray[np.float64], labels: Labels) -> list[FolderPath | None]:
@@ -107,18 +114,9 @@ def _scipy(X: sp.csr_matrix, labels: Labels, seed: int) -> MethodOutput:
 
 def _biihac(X: sp.csr_matrix, labels: Labels, seed: int) -> MethodOutput:
     model = BiiHAC().fit(X, labels)
-    placements = place_with_model(X, labels, model.weights_)
-    return MethodOutput(model.linkage_, placements, model.weights_)
-
-
-def place_with_model(
-    X: sp.csr_matrix, labels: Labels, weights: NDArray[np.float64] | None
-) -> list[FolderPath | None]:
-    """Each new document's most probable folder under the placement model."""
-    placement = FolderPlacement().fit(X, labels, weights=weights).place(X)
-    return [
-        p if p is not None else best for p, best in zip(labels, placement.best_folder, strict=True)
-    ]
+    return MethodOutput(
+        model.linkage_, list(labels), model.weights_, model.placement_, tree_placement=True
+    )
 
 
 def _svm(X: sp.csr_matrix, labels: Labels, seed: int) -> MethodOutput:
