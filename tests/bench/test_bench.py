@@ -160,3 +160,16 @@ def test_a_folder_with_one_document_gets_no_label(tmp_path):
     sample = draw_sample(corpus, setting=1, k=5, max_per_folder=6, seed=0)
     lonely = [i for i, d in enumerate(sample.docs) if corpus.folders[d] == ("lonely",)]
     assert len(lonely) == 1 and lonely[0] not in sample.labeled
+
+
+def test_stability_mode_reports_medians_per_level(tmp_path):
+    corpus = _write_corpus(tmp_path / "c")
+    out = tmp_path / "stability.json"
+    result = CliRunner().invoke(
+        app, ["bench", str(corpus), "--stability", "--seeds", "3", "--json", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(out.read_text())
+    assert [r["constraint_fraction"] for r in rows] == [0.0, 0.03, 0.05]
+    assert all(0.0 <= r["rand_l1"] <= 1.0 for r in rows)
+    assert "corrected_rand_l5" in rows[0]

@@ -86,6 +86,13 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[
             Path | None, typer.Option("--json", help="Write one record per run to this file.")
         ] = None,
+        stability: Annotated[
+            bool,
+            typer.Option(
+                "--stability",
+                help="Run 002 sec. 4's stability experiment for Constrained-Divisive instead.",
+            ),
+        ] = False,
         dump: Annotated[
             Path | None, typer.Option(help="Write each run's docs, labels and linkage here.")
         ] = None,
@@ -115,6 +122,9 @@ def register(app: typer.Typer) -> None:
                 _fail(str(exc))
         for w in caught:
             typer.echo(f"warning: {w.message}", err=True)
+        if stability:
+            _stability(corpus, seeds, json_out)
+            return
         if dump is not None:
             dump.mkdir(parents=True, exist_ok=True)
         records: list[dict] = []
@@ -153,6 +163,45 @@ def register(app: typer.Typer) -> None:
         if json_out is not None:
             json_out.parent.mkdir(parents=True, exist_ok=True)
             json_out.write_text(json.dumps(records, indent=1))
+
+
+def _stability(corpus, n_runs: int, json_out: Path | None) -> None:  # type: ignore[no-untyped-def]
+    """002 sec. 4: hold out 10 %, recluster, compare the partitions at levels 1, 5 and 10
+    (median Rand and corrected Rand over runs), without and with level-1 constraints drawn
+    from the top-level folders."""
+    from foldwise.core import divisive_stability, text_features
+
+    X, _ = text_features(corpus.texts)
+    top = [f[0] if f else "" for f in corpus.folders]
+    rows = []
+    for fraction in (0.0, 0.03, 0.05):
+        r = divisive_stability(
+            X,
+            top,
+            constraint_fraction=fraction,
+            n_runs=max(n_runs, 2),
+            metric="cosine",
+            random_state=0,
+        )
+        rows.append(
+            {
+                "constraint_fraction": fraction,
+                "n_runs": r.n_runs,
+                "reference_rand": r.reference_rand,
+                "reference_corrected_rand": r.reference_corrected_rand,
+                "correct_first_split": r.correct_decisions,
+                **{f"rand_l{k}": v for k, v in r.rand.items()},
+                **{f"corrected_rand_l{k}": v for k, v in r.corrected_rand.items()},
+            }
+        )
+    header = list(rows[0])
+    typer.echo("  ".join(header))
+    for row in rows:
+        typer.echo(
+            "  ".join(f"{row[h]:.3f}" if isinstance(row[h], float) else str(row[h]) for h in header)
+        )
+    if json_out is not None:
+        json_out.write_text(json.dumps(rows, indent=1))
 
 
 def _num(value: float | None) -> str:
