@@ -292,7 +292,13 @@ def _core_tree(
         placement=model,
     )
 
+    existing = {inputs.paths[f] for f in inputs.folders}
+
     def folder_id(path: tuple[str, ...]) -> int | None:
+        # The nearest existing folder at or above ``path`` (a proposal's path ends in names).
+        path = tuple(path)
+        while path and path not in existing:
+            path = path[:-1]
         return int(path[-1]) if path else None
 
     proposals: list[Proposal] = []
@@ -301,9 +307,7 @@ def _core_tree(
         ids = {inputs.doc_ids[i] for i in p.documents}
         if any(len(ids & g) / len(ids | g) >= REJECTED_OVERLAP for g in inputs.rejected if g):
             continue  # the person rejected (mostly) this group before
-        parent = p.parent or ()
-        while parent and parent not in {inputs.paths[f] for f in inputs.folders}:
-            parent = parent[:-1]  # nested under a proposal: hang it under the existing folder
+        parent = p.parent or ()  # nested under a proposal: folder_id() takes the existing one
         index_of[p.path] = len(proposals)
         proposals.append(
             Proposal(
@@ -315,7 +319,6 @@ def _core_tree(
                 cohesion=round(float(p.cohesion or 0.0), 4),
             )
         )
-    proposal_paths = {p.path for p in tree.proposals()}
     new_rows = [i for i in range(n) if inputs.labels[i] is None]
     proba = model.predict_proba(inputs.X[new_rows], rows=new_rows) if new_rows else None
     column = {r: k for k, r in enumerate(new_rows)}
@@ -344,9 +347,7 @@ def _core_tree(
             conf = float(proba[column[pl.document]].max()) if proba is not None else 1.0
         else:
             conf = float(pl.confidence)
-        confident = (
-            tuple(pl.folder) if tuple(pl.folder) not in proposal_paths else (tuple(pl.folder)[:-1])
-        )
+        confident = tuple(pl.folder)
         placements.append(
             PlacementOut(
                 document_id=inputs.doc_ids[pl.document],
