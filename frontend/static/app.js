@@ -295,7 +295,7 @@ function renderTree() {
   tree.scrollTop = scroll;
   const proposals = [...t.folders.values()].filter((f) => f.kind === "proposed").length;
   $("#tree-summary").textContent =
-    `${t.docs.size} documents · ${proposals} proposed` + (t.version != null ? ` · v${t.version}` : "");
+    `${t.docs.size} documents · ${proposals} proposed` + (t.version ? ` · tree v${t.version}` : "");
   const sel = state.selected && tree.querySelector(`[data-key="${CSS.escape(state.selected)}"]`);
   if (sel) sel.tabIndex = 0;
   else if (tree.firstElementChild && tree.firstElementChild.dataset) tree.firstElementChild.tabIndex = 0;
@@ -926,6 +926,7 @@ async function refreshQuestion() {
     if (err.status !== 404) { panel.innerHTML = `<p class="error">${esc(err.message)}</p>`; return; }
   }
   state.question = q;
+  if (q && q.a && skipped.has(`${q.a.id}-${q.b.id}-${q.c.id}`)) q = null;
   if (!q || !q.a) {
     panel.innerHTML = '<p class="muted" id="no-question">No questions right now. When Foldwise hesitates between two places, it asks here.</p>';
     return;
@@ -951,9 +952,10 @@ async function answerQuestion(q, closer, other) {
   setTimeout(refreshQuestion, 600);
 }
 
-const skipped = new Set();
+const skipped = new Set(JSON.parse(sessionStorage.getItem("foldwise.skipped") || "[]"));
 async function skipQuestion(q) {
   skipped.add(`${q.a.id}-${q.b.id}-${q.c.id}`);
+  try { sessionStorage.setItem("foldwise.skipped", JSON.stringify([...skipped].slice(-200))); } catch (_) { /* ignore */ }
   $("#panel-questions").innerHTML = '<p class="muted" id="no-question">Skipped. Another question comes with the next tree.</p>';
 }
 
@@ -996,7 +998,7 @@ async function refreshHistory() {
     return;
   }
   if (!items.length) { panel.innerHTML = '<p class="muted" id="no-history">No critiques yet. Everything you correct shows here, with undo.</p>'; return; }
-  panel.innerHTML = `<ul class="history" id="history-list">${items.map((c) => {
+  panel.innerHTML = `<p class="muted small" id="triples-summary"></p><ul class="history" id="history-list">${items.map((c) => {
     const triples = (c.triples || []).slice(0, 6).map(([x, y, z]) =>
       `<li>${esc(titleOf(x))} closer to ${esc(titleOf(y))} than to ${esc(titleOf(z))}</li>`).join("");
     const more = c.triples && c.triples.length > 6 ? `<li>… ${c.triples.length - 6} more</li>` : "";
@@ -1008,6 +1010,22 @@ async function refreshHistory() {
       `</div><div class="when">${new Date(c.created_at).toLocaleString()} · by ${esc(c.author)} · tree v${c.tree_version}</div>` +
       filed + (triples ? `<ul class="triples">${triples}${more}</ul>` : "") + "</li>";
   }).join("")}</ul>`;
+  summarizeTriples();
+}
+
+/** One line over the history: what the next recluster must respect. */
+async function summarizeTriples() {
+  try {
+    const t = await api("GET", "/api/triples");
+    const stated = t.triples.filter((x) => x.source === "critique").length;
+    const inferred = t.triples.length - stated;
+    const labeled = t.folders.reduce((n, f) => n + f.labeled_documents, 0);
+    const el = $("#triples-summary");
+    if (el) {
+      el.textContent = `In force: ${stated} stated and ${inferred} inferred triple(s), ` +
+        `and the order of your ${t.folders.length} folder(s) over ${labeled} filed document(s).`;
+    }
+  } catch (_) { /* the summary is optional */ }
 }
 
 async function undoCritique(id, button) {

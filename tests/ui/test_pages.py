@@ -223,3 +223,15 @@ def test_each_person_sees_only_their_own_documents(page: Page, user: str, server
     # Another person's document cannot be opened, not even through the UI's own endpoints.
     assert page.request.get(f"/api/documents/{theirs}").status == 404
     assert page.request.get(f"/ui/api/documents/{theirs}/similar").status == 404
+
+
+def test_broken_links_show_a_page_not_json(page: Page, user: str) -> None:
+    login(page, user)
+    page.goto("/api/documents/999999/file")
+    expect(page.locator("#page-error")).to_contain_text("not found")
+    expect(page.locator("body")).not_to_contain_text('"detail"')
+    page.goto("/no/such/page")
+    expect(page.locator("#page-error")).to_be_visible()
+    # API clients still get JSON.
+    res = page.request.get("/api/documents/999999", headers={"Accept": "application/json"})
+    assert res.status == 404 and "detail" in res.json()

@@ -8,16 +8,20 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.cluster.hierarchy import dendrogram
 
-#: Colours of the leaves' top-level folders, cycled (colour-blind-safe Okabe-Ito palette).
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#000000")
+#: Colours of the leaves' top-level folders, cycled (Tableau 10, without its grey, which marks
+#: documents that are not filed).
+PALETTE = (
+    "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+    "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#17becf",
+)  # fmt: skip
 
 
 def dendrogram_svg(
     Z: NDArray[np.floating],
     leaf_groups: list[str],
     *,
-    width: int = 900,
-    height: int = 260,
+    width: int = 700,
+    height: int = 240,
     unfiled: str = "(not filed)",
 ) -> str:
     """SVG of linkage ``Z`` with a coloured tick per leaf for its group (top-level folder).
@@ -32,7 +36,7 @@ def dendrogram_svg(
     colour = {g: PALETTE[i % len(PALETTE)] for i, g in enumerate(groups)}
     colour[unfiled] = "#b8bec7"
     # Legend entries flow into rows under the plot.
-    pad, tick_h, row_h, char_w = 8, 10, 15, 6.2
+    pad, tick_h, row_h, char_w = 8, 10, 16, 6.6
     legend, lx, row = [], float(pad), 0
     for g in groups:
         label = g if len(g) <= 40 else g[:39] + "…"
@@ -76,5 +80,5 @@ def dendrogram_svg(
         f' width="100%" role="img" aria-label="Dendrogram of {n} filed documents">'
         f'<g fill="none" stroke="#5b6472" stroke-width="1">{"".join(paths)}</g>'
         f'<g stroke-width="2">{"".join(ticks)}</g>'
-        f'<g font-size="10" fill="#333">{"".join(legend_svg)}</g></svg>'
+        f'<g font-size="11" fill="#333">{"".join(legend_svg)}</g></svg>'
     )

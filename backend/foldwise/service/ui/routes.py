@@ -8,17 +8,21 @@ not as the API's JSON answer.
 from __future__ import annotations
 
 import hashlib
+import inspect
 from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, Form, Request, status
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from foldwise.service.config import SettingsDep
 from foldwise.service.db import SessionDep
 from foldwise.service.documents import service as documents
+from foldwise.service.errors import ServiceError
 from foldwise.service.ui import quality, similar
 from foldwise.service.users import auth
 from foldwise.service.users import service as users
@@ -131,8 +135,56 @@ def quality_panel(request: Request, user: CurrentUser, session: SessionDep) -> R
     return TEMPLATES.TemplateResponse(request, "_quality.html", {"report": report})
 
 
+def _is_navigation(request: Request) -> bool:
+    # A browser opening a link asks for HTML; the page's own fetch() calls ask for JSON.
+    return request.method == "GET" and "text/html" in request.headers.get("accept", "")
+
+
+def _error_page(request: Request, status_code: int, message: str) -> Response:
+    context = {"status": status_code, "message": message, "asset_version": _asset_version()}
+    return TEMPLATES.TemplateResponse(request, "error.html", context, status_code=status_code)
+
+
+async def _delegate(handler: Any, request: Request, exc: Exception) -> Response:
+    result = (handler or http_exception_handler)(request, exc)  # type: ignore[arg-type]
+    if inspect.isawaitable(result):
+        result = await result
+    assert isinstance(result, Response)
+    return result
+
+
+def _pages_for_errors(app: FastAPI) -> None:
+    """Errors met by a browser navigating (a stale link, a missing file) become a page; API
+    clients keep the JSON answers of the handlers already installed."""
+    json_handlers = {
+        cls: app.exception_handlers.get(cls) for cls in (StarletteHTTPException, ServiceError)
+    }
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        if _is_navigation(request):
+            if exc.status_code == status.HTTP_401_UNAUTHORIZED:
+                return RedirectResponse("/login?expired=1", status_code=status.HTTP_303_SEE_OTHER)
+            return _error_page(request, exc.status_code, str(exc.detail))
+        return await _delegate(json_handlers[StarletteHTTPException], request, exc)
+
+    async def service_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ServiceError)
+        if _is_navigation(request):
+            if exc.status_code == status.HTTP_401_UNAUTHORIZED:
+                return RedirectResponse("/login?expired=1", status_code=status.HTTP_303_SEE_OTHER)
+            return _error_page(request, exc.status_code, exc.message)
+        if json_handlers[ServiceError] is None:
+            return JSONResponse({"detail": exc.message}, status_code=exc.status_code)
+        return await _delegate(json_handlers[ServiceError], request, exc)
+
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(ServiceError, service_error)
+
+
 def mount_ui(app: FastAPI) -> None:
     """Add the pages, the UI endpoints and ``/static`` to ``app``."""
     app.include_router(router)
     app.include_router(api_router)
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    _pages_for_errors(app)
