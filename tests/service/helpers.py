@@ -73,6 +73,19 @@ class Api:
         return response.json()["id"]  # type: ignore[no-any-return]
 
 
+def run_cli(api: Api, monkeypatch: Any, *args: str) -> Any:
+    """Run ``foldwise ARGS`` in-process against ``api``'s database; returns the click result
+    (``exit_code``, ``stdout``, ``stderr``)."""
+    from typer.testing import CliRunner
+
+    from foldwise import cli
+    from foldwise.service import db
+
+    # The commands open sessions with db.SessionLocal; point it at this test's database.
+    monkeypatch.setattr(db, "SessionLocal", api.app.state.session_factory)
+    return CliRunner().invoke(cli.app, list(args))
+
+
 def zip_bytes(files: dict[str, bytes], **kwargs: Any) -> bytes:
     """A zip archive of ``{member name: content}``."""
     buffer = io.BytesIO()

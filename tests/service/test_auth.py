@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
-from foldwise.service.app import create_app
 from foldwise.service.config import Settings
 
-from .helpers import Api
+from .helpers import Api, run_cli
 
 
 def test_token_auth_and_me(client: TestClient, api: Api) -> None:
@@ -138,39 +135,32 @@ def test_token_only_user_cannot_log_in(client: TestClient, api: Api) -> None:
     assert response.status_code == 401
 
 
-def test_production_refuses_the_default_secret(tmp_path) -> None:
+def test_production_refuses_the_default_secret(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="SECRET_KEY"):
         Settings(environment="production", data_dir=tmp_path)
     Settings(environment="production", data_dir=tmp_path, secret_key="x" * 40)
 
 
-def _cli(settings: Settings, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "FOLDWISE_DATA_DIR": str(settings.data_dir),
-        "FOLDWISE_DATABASE_URL": settings.sqlalchemy_url,
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "foldwise.cli", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-
-
-def test_users_cli_create_list_revoke(sqlite_settings: Settings) -> None:
-    created = _cli(sqlite_settings, "users", "create", "carol")
-    assert created.returncode == 0, created.stderr
+def test_users_cli_create_list_revoke(
+    client: TestClient, api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    created = run_cli(api, monkeypatch, "users", "create", "carol")
+    assert created.exit_code == 0, created.stderr
     token = created.stdout.strip()
     assert token.startswith("fw_")
-    with TestClient(create_app(sqlite_settings)) as client:
-        headers = {"Authorization": f"Bearer {token}"}
-        assert client.get("/api/users/me", headers=headers).json()["name"] == "carol"
-        assert _cli(sqlite_settings, "users", "create", "carol").returncode == 1  # taken
-        listed = _cli(sqlite_settings, "users", "list")
-        assert "carol\t1 live token(s)" in listed.stdout
-        revoked = _cli(sqlite_settings, "users", "revoke", "carol")
-        assert "revoked 1 token(s)" in revoked.stdout
-        assert client.get("/api/users/me", headers=headers).status_code == 401
+    headers = {"Authorization": f"Bearer {token}"}
+    assert client.get("/api/users/me", headers=headers).json()["name"] == "carol"
+    taken = run_cli(api, monkeypatch, "users", "create", "carol")
+    assert taken.exit_code == 1
+    assert "already exists" in taken.stderr
+    listed = run_cli(api, monkeypatch, "users", "list")
+    assert "carol\t1 live token(s)" in listed.stdout
+    second = run_cli(api, monkeypatch, "users", "token", "carol").stdout.strip()
+    revoked = run_cli(api, monkeypatch, "users", "revoke", "carol")
+    assert "revoked 2 token(s)" in revoked.stdout
+    for secret in (token, second):
+        assert (
+            client.get("/api/users/me", headers={"Authorization": f"Bearer {secret}"}).status_code
+            == 401
+        )
+    assert run_cli(api, monkeypatch, "users", "revoke", "nobody").exit_code == 1

@@ -16,7 +16,7 @@ from fastapi.testclient import TestClient
 
 from foldwise.service.config import Settings
 
-from .helpers import Api, zip_bytes, zip_directory
+from .helpers import Api, run_cli, zip_bytes, zip_directory
 
 CORPUS = Path("/work/shared/corpora/python-docs")
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
@@ -233,7 +233,7 @@ def test_foldwise_import_command_gives_the_same_tree(
 
 
 def test_foldwise_import_refuses_links_and_writes_nothing(
-    client: TestClient, api: Api, settings: Settings, tmp_path: Path
+    api: Api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     api.user()
     tree = tmp_path / "tree"
@@ -241,10 +241,21 @@ def test_foldwise_import_refuses_links_and_writes_nothing(
     (tree / "a" / "ok.txt").write_text("ok")
     (tree / "a" / "link.txt").symlink_to("/etc/hostname")
     before = api.snapshot()
-    done = _cli(settings, "import", str(tree), "--user", "alice")
-    assert done.returncode == 1
+    done = run_cli(api, monkeypatch, "import", str(tree), "--user", "alice")
+    assert done.exit_code == 1
     assert "link" in done.stderr
     assert api.snapshot() == before
-    unknown = _cli(settings, "import", str(tree), "--user", "nobody")
-    assert unknown.returncode == 1
+    unknown = run_cli(api, monkeypatch, "import", str(tree), "--user", "nobody")
+    assert unknown.exit_code == 1
     assert "no user" in unknown.stderr
+
+
+def test_foldwise_import_of_a_zip_file(
+    client: TestClient, api: Api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alice = api.user()
+    archive = tmp_path / "tree.zip"
+    archive.write_bytes(zip_bytes({"a/x.txt": b"x", "a/b/y.md": b"y"}))
+    done = run_cli(api, monkeypatch, "import", str(archive), "--user", "alice")
+    assert done.exit_code == 0, done.stderr
+    assert stored_paths(client, alice) == {"a/x.txt", "a/b/y.md"}
