@@ -99,9 +99,11 @@ async def job_events(
         current, last = first, ""
         while True:
             data = current.model_dump_json()
-            if data != last:
+            # A heartbeat alone is no news: only a change of anything else makes an event.
+            key = current.model_dump_json(exclude={"heartbeat_at"})
+            if key != last:
                 yield f"event: progress\ndata: {data}\n\n"
-                last = data
+                last = key
             if current.state in ("done", "failed", "stale"):
                 yield f"event: end\ndata: {data}\n\n"
                 return
