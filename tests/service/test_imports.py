@@ -259,3 +259,19 @@ def test_foldwise_import_of_a_zip_file(
     done = run_cli(api, monkeypatch, "import", str(archive), "--user", "alice")
     assert done.exit_code == 0, done.stderr
     assert stored_paths(client, alice) == {"a/x.txt", "a/b/y.md"}
+
+
+def test_foldwise_import_skips_hidden_folders_without_walking_them(
+    client: TestClient, api: Api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alice = api.user()
+    tree = tmp_path / "tree"
+    (tree / "notes" / ".git" / "objects").mkdir(parents=True)
+    (tree / "notes" / "todo.md").write_text("buy milk")
+    limit = api.app.state.settings.max_archive_entries  # type: ignore[attr-defined]
+    for i in range(limit + 1):  # more files than an import may hold, all hidden
+        (tree / "notes" / ".git" / "objects" / f"{i}.txt").write_text("x")
+    done = run_cli(api, monkeypatch, "import", str(tree), "--user", "alice")
+    assert done.exit_code == 0, done.stderr
+    assert '"notes/.git/"' in done.stdout
+    assert stored_paths(client, alice) == {"notes/todo.md"}

@@ -146,6 +146,11 @@ def read_directory(root: Path, cfg: Settings) -> Listing:
         for name in dirnames + filenames:
             if (here / name).is_symlink():
                 raise InvalidInputError(f"{here / name} is a link; links are not allowed")
+        # Hidden and system folders (.git, __MACOSX) are not walked at all: they can hold
+        # far more files than the person's documents and would trip the entry limit.
+        for name in [d for d in dirnames if d.startswith(".") or d in _JUNK_PARTS]:
+            dirnames.remove(name)
+            listing.skipped.append((here / name).relative_to(root).as_posix() + "/")
         dirnames.sort()
         for name in sorted(filenames):
             path = here / name
