@@ -4,6 +4,8 @@
  * cookie and the CSRF header; shapes are in docs/recluster.md and the API's /docs.
  * The tree is rendered from one model (state.tree) into HTML strings, and only expanded
  * folders render their children, so a 2,000-document tree draws in one pass.
+ * Jobs are followed over server-sent events (GET /api/jobs/{id}/events), with polling as the
+ * fallback.
  */
 "use strict";
 
@@ -27,6 +29,7 @@ const state = {
   openDoc: null,         // id of the document in the panel
   job: null,             // the job being watched {id, state, ...}
   jobTimer: null,
+  jobStream: null,       // EventSource of the followed job
   sessionLost: false,
   timings: null,         // of the last loadTree(), in ms (the speed test reads them)
   question: null,
@@ -223,6 +226,17 @@ function revealNewProposals() {
       const parent = state.tree.folders.get(key);
       key = parent ? parent.parentKey : null;
     }
+  }
+}
+
+/** Reload the tree after a change; errors become a message, never an unhandled rejection. */
+async function refreshTree() {
+  try {
+    await loadTree();
+    return true;
+  } catch (err) {
+    fail(err, "Could not reload your folders");
+    return false;
   }
 }
 
@@ -521,7 +535,7 @@ async function acceptProposal(f, name) {
   const out = await critique(body, name ? "Could not rename the folder" : "Could not accept the folder");
   if (out) {
     toast(`Folder “${f.name}” created`);
-    await loadTree();
+    await refreshTree();
     if (out.created_folder_id != null && state.selected === f.key) {
       state.selected = folderKey(out.created_folder_id);
       renderTree();
@@ -540,7 +554,7 @@ async function rejectProposal(f) {
   const out = await critique({ kind: "reject", proposal_id: f.id }, "Could not reject the folder");
   if (out) {
     toast(`Proposal “${f.name}” rejected`);
-    await loadTree();
+    await refreshTree();
     refreshView();
   } else {
     f.pending = false;
@@ -579,7 +593,7 @@ async function notInProposal(docId, proposalId) {
     "Could not record that");
   if (out) {
     toast("Noted: it does not belong there");
-    await loadTree();
+    await refreshTree();
     openDocument(docId);
   } else if (d) {
     d.pending = false;
@@ -817,7 +831,7 @@ async function uploadFiles(files) {
     }
   }
   if (changed) {
-    await loadTree();
+    await refreshTree();
     if (state.hasRecluster) startRecluster(true);
   }
 }
@@ -828,7 +842,7 @@ async function startRecluster(quiet) {
   try {
     const job = await api("POST", "/api/recluster", {});
     showJob(job);
-    pollJob(job.id);
+    followJob(job.id);
   } catch (err) {
     if (!quiet) fail(err, "Could not start a recluster");
     else watchJobs();
@@ -870,6 +884,25 @@ function showJob(job) {
 function stopJobWatch() {
   if (state.jobTimer) clearTimeout(state.jobTimer);
   state.jobTimer = null;
+  if (state.jobStream) state.jobStream.close();
+  state.jobStream = null;
+}
+
+/** Follow a job over server-sent events; fall back to polling if the stream fails. */
+function followJob(id) {
+  stopJobWatch();
+  if (!window.EventSource) { pollJob(id); return; }
+  const stream = new EventSource(`/api/jobs/${id}/events`);
+  state.jobStream = stream;
+  let ended = false;
+  stream.addEventListener("progress", (ev) => showJob(JSON.parse(ev.data)));
+  stream.addEventListener("end", (ev) => {
+    ended = true;
+    stopJobWatch();
+    jobFinished(JSON.parse(ev.data));
+  });
+  // Polling also reports what a stream cannot say (an expired session, a vanished job).
+  stream.onerror = () => { if (!ended && state.jobStream === stream) { stopJobWatch(); pollJob(id); } };
 }
 
 async function pollJob(id) {
@@ -887,11 +920,16 @@ async function pollJob(id) {
     state.jobTimer = setTimeout(() => pollJob(id), POLL_MS);
     return;
   }
+  jobFinished(job);
+}
+
+async function jobFinished(job) {
+  showJob(job);
   if (job.state === "done") {
-    await loadTree();
+    await refreshTree();
     refreshQuestion();
     refreshView();
-    setTimeout(() => { if (state.job && state.job.id === id && state.job.state === "done") $("#job").hidden = true; }, 4000);
+    setTimeout(() => { if (state.job && state.job.id === job.id && state.job.state === "done") $("#job").hidden = true; }, 4000);
   }
   if (job.state === "stale") watchJobs();
 }
@@ -902,10 +940,13 @@ async function watchJobs() {
   try {
     const page = await api("GET", "/api/jobs?limit=5");
     const live = page.items.find((j) => j.state === "queued" || j.state === "running");
-    if (live) { showJob(live); pollJob(live.id); return; }
+    if (live) {
+      if (!state.job || state.job.id !== live.id || !(state.jobStream || state.jobTimer)) { showJob(live); followJob(live.id); }
+      return;
+    }
     const last = page.items[0];
     if (last && last.result_version != null && last.result_version > (state.version || 0)) {
-      await loadTree();
+      await refreshTree();
       refreshView();
     }
     if (last && last.state === "failed" && (!state.job || state.job.id !== last.id)) showJob(last);
@@ -1033,7 +1074,7 @@ async function undoCritique(id, button) {
   try {
     const out = await api("DELETE", `/api/critiques/${id}`);
     toast(out && out.notes && out.notes.length ? `Undone. ${out.notes.join(" ")}` : "Undone");
-    await loadTree();
+    await refreshTree();
     refreshHistory();
     watchJobs();
     refreshView();
@@ -1162,9 +1203,17 @@ async function main() {
   watchJobs();
   // Trees also change without this page (API uploads, another tab): look now and then.
   setInterval(() => {
-    if (!state.jobTimer && !state.sessionLost && document.visibilityState === "visible") watchJobs();
+    if (!state.jobTimer && !state.jobStream && !state.sessionLost && document.visibilityState === "visible") watchJobs();
   }, IDLE_CHECK_MS);
 }
+
+// Last line of defence: an API error nobody caught is still shown as a sentence.
+window.addEventListener("unhandledrejection", (ev) => {
+  if (ev.reason instanceof ApiError) {
+    ev.preventDefault();
+    fail(ev.reason, "Something went wrong");
+  }
+});
 
 window.foldwise = { state, loadTree, renderTree, buildTree };
 document.addEventListener("DOMContentLoaded", main);
