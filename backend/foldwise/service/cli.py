@@ -186,15 +186,17 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"revoked {count} token(s) of {name!r}")
 
     @database.command("upgrade")
-    def db_upgrade(revision: str = "head") -> None:
+    def db_upgrade(revision: Annotated[str, typer.Argument()] = "head") -> None:
         """Upgrade the database to REVISION (default: the newest)."""
         from foldwise.service import migrate
 
         migrate.upgrade(revision=revision)
+        _echo_err(f"database at {migrate.current()}")
 
     @database.command("downgrade")
-    def db_downgrade(revision: str = "-1") -> None:
+    def db_downgrade(revision: Annotated[str, typer.Argument()] = "-1") -> None:
         """Downgrade the database to REVISION (default: one step; 'base' empties it)."""
         from foldwise.service import migrate
 
         migrate.downgrade(revision=revision)
+        _echo_err(f"database at {migrate.current()}")

@@ -45,3 +45,18 @@ def upgrade(url: str | None = None, revision: str = "head") -> None:
 def downgrade(url: str | None = None, revision: str = "-1") -> None:
     """Downgrade the database at ``url`` to ``revision``."""
     command.downgrade(alembic_config(url), revision)
+
+
+def current(url: str | None = None) -> str:
+    """The revision the database at ``url`` is at (``"base"`` when empty)."""
+    from alembic.runtime.migration import MigrationContext
+
+    from foldwise.service.config import settings
+    from foldwise.service.db import make_engine
+
+    engine = make_engine(url or settings.sqlalchemy_url)
+    try:
+        with engine.connect() as conn:
+            return MigrationContext.configure(conn).get_current_revision() or "base"
+    finally:
+        engine.dispose()
