@@ -64,3 +64,31 @@ def test_upgrade_matches_the_models_and_downgrade_empties(empty_url: str) -> Non
     engine = make_engine(empty_url)
     assert "documents" in inspect(engine).get_table_names()
     engine.dispose()
+
+
+def test_db_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from foldwise import cli
+    from foldwise.service import config
+
+    url = f"sqlite:///{tmp_path / 'cli.sqlite3'}"
+    monkeypatch.setattr(config, "settings", config.Settings(data_dir=tmp_path, database_url=url))
+    runner = CliRunner()
+    for args, expected in [
+        (["db", "upgrade"], "head"),
+        (["db", "downgrade", "base"], "base"),
+        (["db", "upgrade", "0001"], "0001"),
+        (["db", "upgrade"], "head"),
+    ]:
+        result = runner.invoke(cli.app, args)
+        assert result.exit_code == 0, result.output
+        at = migrate.current(url)
+        heads = migrate_heads()
+        assert at == (heads if expected == "head" else expected), (args, at)
+
+
+def migrate_heads() -> str:
+    from alembic.script import ScriptDirectory
+
+    return str(ScriptDirectory.from_config(migrate.alembic_config()).get_current_head())
