@@ -6,7 +6,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Response
 
-from foldwise.service.config import SettingsDep
 from foldwise.service.critiques import questions, service, triples
 from foldwise.service.critiques.schemas import (
     CloserQuestion,
@@ -16,7 +15,7 @@ from foldwise.service.critiques.schemas import (
     TriplesRead,
 )
 from foldwise.service.db import SessionDep
-from foldwise.service.recluster.runtime import runtime_for
+from foldwise.service.recluster.runtime import RuntimeDep
 from foldwise.service.recluster.service import schedule_auto
 from foldwise.service.users.auth import CurrentUser
 
@@ -34,13 +33,13 @@ def post_critique(
     body: Annotated[CritiqueCreate, Body()],
     user: CurrentUser,
     session: SessionDep,
-    cfg: SettingsDep,
+    rt: RuntimeDep,
 ) -> CritiqueRead:
     """Critique the tree: file / move a document, accept / rename / reject a proposal, say a
     document is closer to one than to another, or that it does not belong in a proposal."""
     critique = service.create_critique(session=session, user=user, body=body)
     session.commit()
-    schedule_auto(rt=runtime_for(cfg), user_id=user.id)
+    schedule_auto(rt=rt, user_id=user.id)
     return service.critique_read(session=session, critique=critique)
 
 
@@ -61,12 +60,12 @@ def list_critiques(
 
 @router.delete("/critiques/{critique_id}", response_model=CritiqueUndone, responses=_ERRORS)
 def undo_critique(
-    critique_id: int, user: CurrentUser, session: SessionDep, cfg: SettingsDep
+    critique_id: int, user: CurrentUser, session: SessionDep, rt: RuntimeDep
 ) -> CritiqueUndone:
     """Undo a critique: its triples go, its filings are reverted where they can be."""
     result = service.undo_critique(session=session, user=user, critique_id=critique_id)
     session.commit()
-    schedule_auto(rt=runtime_for(cfg), user_id=user.id)
+    schedule_auto(rt=rt, user_id=user.id)
     return result
 
 

@@ -38,7 +38,7 @@ def _after_commit(session: Session) -> None:
     from foldwise.service.recluster.service import schedule_auto
 
     try:
-        rt = runtime_for(settings_of(session))
+        rt = runtime_for(settings_of(session), engine=session.get_bind())  # type: ignore[arg-type]
         for user_id in sorted(users):
             schedule_auto(rt=rt, user_id=user_id)
     except Exception:

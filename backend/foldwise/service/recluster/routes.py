@@ -12,11 +12,10 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 from sqlalchemy import select
 
-from foldwise.service.config import SettingsDep
 from foldwise.service.db import SessionDep
 from foldwise.service.recluster import reaper, service, tree
 from foldwise.service.recluster.models import TreeVersion
-from foldwise.service.recluster.runtime import Runtime, runtime_for
+from foldwise.service.recluster.runtime import RuntimeDep
 from foldwise.service.recluster.schemas import ExtendedTree, JobPage, JobRead, ReclusterRequest
 from foldwise.service.users.auth import CurrentUser
 
@@ -30,19 +29,14 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 EVENT_POLL_SECONDS = 0.5
 
 
-def _runtime(cfg: SettingsDep) -> Runtime:
-    return runtime_for(cfg)
-
-
 @router.post("/recluster", response_model=JobRead, status_code=202, responses=_ERRORS)
 def start_recluster(
     user: CurrentUser,
     session: SessionDep,
-    cfg: SettingsDep,
+    rt: RuntimeDep,
     body: Annotated[ReclusterRequest | None, Body()] = None,
 ) -> JobRead:
     """Start a recluster now; answers the queued job (follow it at /api/jobs/{id}/events)."""
-    rt = _runtime(cfg)
     job = service.request_recluster(
         session=session, rt=rt, user=user, method=body.method if body else None
     )
@@ -53,22 +47,22 @@ def start_recluster(
 def list_jobs(
     user: CurrentUser,
     session: SessionDep,
-    cfg: SettingsDep,
+    rt: RuntimeDep,
     offset: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> JobPage:
     """The caller's jobs, newest first (jobs of dead workers are requeued or failed first)."""
-    reaper.reap(_runtime(cfg), user.id)
+    reaper.reap(rt, user.id)
     session.expire_all()
     rows, total = service.list_jobs(session=session, user=user, offset=offset, limit=limit)
     return JobPage(items=[service.job_read(j) for j in rows], total=total)
 
 
 @router.get("/jobs/{job_id}", response_model=JobRead, responses=_ERRORS)
-def get_job(job_id: int, user: CurrentUser, session: SessionDep, cfg: SettingsDep) -> JobRead:
+def get_job(job_id: int, user: CurrentUser, session: SessionDep, rt: RuntimeDep) -> JobRead:
     """One job of the caller."""
     service.get_job(session=session, user=user, job_id=job_id)
-    reaper.reap(_runtime(cfg), user.id)
+    reaper.reap(rt, user.id)
     session.expire_all()
     return service.job_read(service.get_job(session=session, user=user, job_id=job_id))
 
@@ -79,10 +73,9 @@ def get_job(job_id: int, user: CurrentUser, session: SessionDep, cfg: SettingsDe
     response_class=StreamingResponse,
 )
 async def job_events(
-    job_id: int, request: Request, user: CurrentUser, session: SessionDep, cfg: SettingsDep
+    job_id: int, request: Request, user: CurrentUser, session: SessionDep, rt: RuntimeDep
 ) -> StreamingResponse:
     """Server-sent events: ``progress`` whenever the job changes, then ``end`` when it is final."""
-    rt = _runtime(cfg)
     user_id = user.id
 
     def snapshot() -> JobRead:

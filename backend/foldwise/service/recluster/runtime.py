@@ -12,15 +12,17 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any
 
+from fastapi import Depends, Request
 from huey import crontab
 from huey.api import Huey
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from foldwise.service import db
 from foldwise.service import queue as queues
-from foldwise.service.config import Settings, settings
+from foldwise.service.config import Settings, SettingsDep, settings
 from foldwise.service.recluster.settings import ReclusterSettings, recluster_settings
 
 
@@ -79,11 +81,14 @@ def runtime_for(
     options: ReclusterSettings | None = None,
     *,
     sessions: sessionmaker[Session] | None = None,
+    engine: Engine | None = None,
 ) -> Runtime:
     """The runtime of ``cfg`` (default: the global settings), created on first use.
 
     Passing ``options`` (or ``sessions``) replaces them on an existing runtime: tests and the
-    benchmark tune debounce and heartbeat times this way.
+    benchmark tune debounce and heartbeat times this way. ``engine`` (the app's, or the one a
+    hooked session uses) serves a runtime created now, so that an app and its jobs share one
+    connection pool instead of opening a second one per settings object.
     """
     cfg = cfg or settings
     with _lock:
@@ -93,7 +98,9 @@ def runtime_for(
                 queue, factory = queues.huey, db.SessionLocal
             else:
                 queue = queues.make_huey(cfg)
-                factory = db.make_sessionmaker(db.make_engine(cfg.sqlalchemy_url), cfg)
+                owned = engine is None
+                factory = db.make_sessionmaker(engine or db.make_engine(cfg.sqlalchemy_url), cfg)
+                factory.kw["info"]["owns_engine"] = owned
             rt = Runtime(
                 settings=cfg,
                 options=options or recluster_settings,
@@ -110,9 +117,17 @@ def runtime_for(
         return rt
 
 
+def get_runtime(request: Request, cfg: SettingsDep) -> Runtime:
+    """The runtime of the app serving ``request`` (on the app's engine)."""
+    return runtime_for(cfg, engine=request.app.state.engine)
+
+
+RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
+
+
 def forget(cfg: Settings) -> None:
     """Drop the runtime of ``cfg`` (tests: release its engine)."""
     with _lock:
         rt = _runtimes.pop(id(cfg), None)
-    if rt is not None and cfg is not settings:
+    if rt is not None and cfg is not settings and rt.sessions.kw["info"].get("owns_engine"):
         rt.sessions.kw["bind"].dispose()
