@@ -40,7 +40,10 @@ def test_recluster_job_makes_a_tree_version(
 ) -> None:
     alice = seed_user(rt, "alice", **SMALL)
     bob = api.user("bob")
+    before = api.snapshot()
     job = recluster(client, alice["headers"])
+    # The algorithm never renames, moves or empties folders, nor files anything by itself.
+    assert api.snapshot() == before
     assert job["result_version"] == 1 and job["attempts"] == 1 and job["reruns"] == 0
     assert job["progress"]["r_max"] == 4 and 1 <= job["progress"]["run"] <= 4
     assert job["n_documents"] == 18 + 11
