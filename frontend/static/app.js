@@ -189,20 +189,14 @@ function buildTree(base, ext) {
 
 async function loadTree() {
   const started = performance.now();
-  const basePromise = api("GET", "/api/folders/tree?include_documents=true");
-  let ext = null;
-  if (state.hasRecluster) {
-    try {
-      ext = await api("GET", "/api/tree/extended");
-    } catch (err) {
-      if (err.status === 404 && /not found/i.test(err.message) && !/tree/i.test(err.message)) {
-        state.hasRecluster = false;
-      } else if (err.status !== 404) {
-        fail(err, "Could not load suggestions");
-      }
-    }
-  }
-  const base = await basePromise;
+  const extPromise = !state.hasRecluster ? Promise.resolve(null)
+    : api("GET", "/api/tree/extended").catch((err) => {
+      // Without the recluster service the page is still a file manager, minus suggestions.
+      if (err.status === 404) state.hasRecluster = false;
+      else fail(err, "Could not load suggestions");
+      return null;
+    });
+  const [base, ext] = await Promise.all([api("GET", "/api/folders/tree?include_documents=true"), extPromise]);
   const fetched = performance.now();
   state.tree = buildTree(base, ext);
   state.version = state.tree.version;
@@ -309,7 +303,8 @@ function renderTree() {
   tree.scrollTop = scroll;
   const proposals = [...t.folders.values()].filter((f) => f.kind === "proposed").length;
   $("#tree-summary").textContent =
-    `${t.docs.size} documents · ${proposals} proposed` + (t.version ? ` · tree v${t.version}` : "");
+    `${t.docs.size} documents · ${proposals} proposed` + (t.version ? ` · v${t.version}` : "") +
+    (t.outdated ? " · update due" : "");
   const sel = state.selected && tree.querySelector(`[data-key="${CSS.escape(state.selected)}"]`);
   if (sel) sel.tabIndex = 0;
   else if (tree.firstElementChild && tree.firstElementChild.dataset) tree.firstElementChild.tabIndex = 0;
@@ -490,7 +485,7 @@ async function moveDocument(docId, folderId) {
   const t = state.tree;
   const d = t.docs.get(docId);
   const f = t.folders.get(folderKey(folderId));
-  if (!d || !f) return;
+  if (!d || !f || (d.filed && d.folderKey === f.key)) return;
   // Show the critique at once; the answer from the server confirms or reverts it.
   const before = { folderKey: d.folderKey, filed: d.filed };
   moveInModel(d, f.key, true);
