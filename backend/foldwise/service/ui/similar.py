@@ -1,8 +1,9 @@
 """Similar documents for the document panel: tf-idf cosine over the person's documents.
 
-The matrix is built once per user and kept until a document is added, changed or deleted
-(the signature below changes), so opening documents one after another costs one sparse
-row product each.
+The matrix is built once per user and kept until a document is added or deleted (the
+signature below changes; a document's text never changes after upload, and moving or
+retitling it does not touch the matrix), so opening documents one after another costs one
+sparse row product each.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class SimilarDocument(BaseModel):
 
 @dataclass(frozen=True)
 class _Index:
-    signature: tuple[int, int, str]
+    signature: tuple[int, int, int]
     ids: np.ndarray
     X: sp.csr_matrix
 
@@ -44,13 +45,13 @@ _cache: dict[int, _Index] = {}
 _lock = threading.Lock()
 
 
-def _signature(session: Session, user: User) -> tuple[int, int, str]:
-    count, max_id, last = session.execute(
-        select(func.count(Document.id), func.max(Document.id), func.max(Document.updated_at)).where(
+def _signature(session: Session, user: User) -> tuple[int, int, int]:
+    count, max_id, id_sum = session.execute(
+        select(func.count(Document.id), func.max(Document.id), func.sum(Document.id)).where(
             Document.user_id == user.id
         )
     ).one()
-    return int(count or 0), int(max_id or 0), str(last)
+    return int(count or 0), int(max_id or 0), int(id_sum or 0)
 
 
 def _index(session: Session, user: User) -> _Index:
@@ -60,12 +61,10 @@ def _index(session: Session, user: User) -> _Index:
     if cached is not None and cached.signature == signature:
         return cached
     rows = session.execute(
-        select(Document.id, Document.title, Document.text)
-        .where(Document.user_id == user.id)
-        .order_by(Document.id)
+        select(Document.id, Document.text).where(Document.user_id == user.id).order_by(Document.id)
     ).all()
     ids = np.array([r.id for r in rows], dtype=np.int64)
-    texts = [f"{r.title}\n{r.text}" for r in rows]
+    texts = [r.text for r in rows]
     params = {"min_term_count": 1} if len(texts) < SMALL_COLLECTION else {}
     if texts:
         X, _ = text_features(texts, **params)
