@@ -108,6 +108,8 @@ def test_jobs_run_on_separate_worker_processes(redis_settings: Settings, tmp_pat
             ]
             for job in jobs:
                 assert job["state"] == "done" and job["result_version"] == 1, job
+                # Computed in a worker process, not in this one.
+                assert job["worker"].split(":")[1] in {str(w.pid) for w in workers}
             tree = client.get("/api/tree/extended", headers=alice["headers"]).json()
             assert tree["version"] == 1 and tree["placements"]
     finally:

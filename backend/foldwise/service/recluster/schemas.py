@@ -44,6 +44,8 @@ class JobRead(BaseModel):
     result_version: int | None
     attempts: int
     reruns: int
+    #: ``host:pid:thread`` of the worker of the latest attempt.
+    worker: str | None
     error: str | None
     created_at: datetime
     not_before: datetime | None

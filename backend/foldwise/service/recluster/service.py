@@ -168,6 +168,7 @@ def job_read(job: ReclusterJob) -> JobRead:
         result_version=job.result_version,
         attempts=job.attempts,
         reruns=job.reruns,
+        worker=job.worker,
         error=job.error,
         created_at=job.created_at,
         not_before=job.not_before,
