@@ -6,6 +6,7 @@ import json
 import threading
 from datetime import timedelta
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
@@ -226,3 +227,19 @@ def test_dead_worker_job_is_retried_then_failed(client: TestClient, rt: Runtime)
         embedded.stop()
     assert done["state"] == "done" and done["attempts"] == 2
     assert reaper.reap(rt) == []
+
+
+def test_every_method_makes_a_tree(client: TestClient, rt: Runtime, worker: EmbeddedWorker) -> None:
+    if rt.settings.sqlalchemy_url.startswith("postgresql"):
+        pytest.skip("the methods do not depend on the database; SQLite covers them")
+    alice = seed_user(rt, "alice", **SMALL)
+    h = alice["headers"]
+    methods = ["hac", "ihac", "bihac", "biihac", "divisive", "ggm"]
+    for method in methods:
+        job = recluster(client, h, method=method)
+        tree = client.get("/api/tree/extended", headers=h).json()
+        assert (tree["version"], tree["method"]) == (job["result_version"], method)
+        assert len(tree["placements"]) == 11
+    versions = client.get("/api/tree/versions", headers=h).json()
+    ignored = {v["method"]: v["stats"].get("triples_ignored", False) for v in versions}
+    assert ignored == {m: m in ("divisive", "ggm") for m in methods}
