@@ -41,7 +41,8 @@ def collection(
         corpus.rglob("*.txt"), key=lambda p: (-len(p.read_text(errors="ignore").split()), p)
     )[:folders]
     per = filed + new
-    entries, fresh = [], []
+    entries: list[tuple[tuple[str, ...], str, bytes]] = []
+    fresh: list[tuple[str, str, str]] = []
     for page in pages:
         words = page.read_text(errors="ignore").split()
         if len(words) < per * 50:
