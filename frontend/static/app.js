@@ -760,6 +760,17 @@ async function loadSimilar(id) {
 
 /* -------------------------------------------------------------- search */
 
+/** "a / b" for a filed document, "suggested: a / b" for a placed one, else "unfiled". */
+function whereLabel(docId, folderId) {
+  if (folderId != null) return `<span class="muted small">${esc(folderLabel(folderKey(folderId)))}</span>`;
+  const d = state.tree && state.tree.docs.get(docId);
+  const f = d && d.placed && state.tree.folders.get(d.folderKey);
+  if (f && f.kind !== "unfiled") {
+    return `<span class="conf small">suggested: ${esc(folderLabel(f.key))}</span>`;
+  }
+  return '<span class="muted small">unfiled</span>';
+}
+
 let searchTimer = null;
 
 async function runSearch(q) {
@@ -772,7 +783,7 @@ async function runSearch(q) {
     const mark = (s) => esc(s).replace(/\[([^\]]*)\]/g, "<mark>$1</mark>");
     view.innerHTML = `<h2>Search: “${esc(q)}”</h2>` + (res.hits.length
       ? `<ul class="hits" id="search-results">${res.hits.map((h) =>
-        `<li data-doc="${h.id}"><div><strong>${esc(h.title)}</strong> <span class="muted small">${esc(h.folder_id != null ? folderLabel(folderKey(h.folder_id)) : "unfiled")}</span></div>` +
+        `<li data-doc="${h.id}"><div><strong>${esc(h.title)}</strong> ${whereLabel(h.id, h.folder_id)}</div>` +
         `<div class="snippet">${mark(h.snippet)}</div></li>`).join("")}</ul>`
       : '<p class="muted" id="search-empty">Nothing matches every word.</p>');
   } catch (err) {
