@@ -28,6 +28,18 @@ from foldwise.service.users import service as users
 CORPUS = Path("/work/shared/corpora/python-docs")
 
 
+#: A small real collection: 3 folders of 6 filed documents, 2 new documents each, and 5 new
+#: documents of a topic the person has no folder for (asyncio).
+SMALL_FILED = {"python-howtos": 6, "the-python-tutorial": 6, "what-s-new-in-python": 6}
+SMALL_NEW = {
+    "python-howtos": 2,
+    "the-python-tutorial": 2,
+    "what-s-new-in-python": 2,
+    "the-python-standard-library/networking-and-interprocess-communication/"
+    "mod-asyncio-asynchronous-i-o": 5,
+}
+
+
 def fast_options(**overrides: Any) -> ReclusterSettings:
     """Options for tests: no automatic jobs unless asked, few biHAC runs, quick heartbeats."""
     values: dict[str, Any] = {
@@ -211,3 +223,8 @@ def seed_python_docs(
         "held_back": held_back,
         "fresh": fresh,
     }
+
+
+def seed_small(rt: Runtime, name: str, seed: int = 0) -> dict[str, Any]:
+    """``seed_user`` with the small collection (``SMALL_FILED``, ``SMALL_NEW``)."""
+    return seed_user(rt, name, filed=SMALL_FILED, new=SMALL_NEW, seed=seed)

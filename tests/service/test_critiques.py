@@ -16,8 +16,7 @@ from foldwise.service.queue import EmbeddedWorker
 from foldwise.service.recluster.runtime import Runtime
 
 from .helpers import Api
-from .recluster_support import recluster, rt, seed_user, worker
-from .test_recluster_jobs import SMALL
+from .recluster_support import recluster, rt, seed_small, worker
 
 __all__ = ["rt", "worker"]
 
@@ -43,7 +42,7 @@ def _post(client: TestClient, headers: dict[str, str], **body: Any) -> Any:
 
 
 def test_closer_critique_and_its_contradiction(client: TestClient, api: Api, rt: Runtime) -> None:
-    alice = seed_user(rt, "alice", **SMALL)
+    alice = seed_small(rt, "alice")
     h = alice["headers"]
     a, b, c, d = sorted(d for ids in alice["new"].values() for d in ids)[:4]
     made = _post(client, h, kind="closer", a=a, b=b, c=c)
@@ -73,7 +72,7 @@ def test_closer_critique_and_its_contradiction(client: TestClient, api: Api, rt:
 def test_bad_critiques_are_refused_and_change_nothing(
     client: TestClient, api: Api, rt: Runtime
 ) -> None:
-    alice = seed_user(rt, "alice", **SMALL)
+    alice = seed_small(rt, "alice")
     h = alice["headers"]
     bob = api.user("bob")
     bobs = api.post(bob, "bob's own note about regular expressions and parsing " * 3)["document"][
@@ -112,7 +111,7 @@ def test_bad_critiques_are_refused_and_change_nothing(
 def test_move_contradicting_the_folders_is_refused(
     client: TestClient, api: Api, rt: Runtime
 ) -> None:
-    alice = seed_user(rt, "alice", **SMALL)
+    alice = seed_small(rt, "alice")
     h = alice["headers"]
     with rt.sessions() as session:
         rows = session.execute(
@@ -120,6 +119,7 @@ def test_move_contradicting_the_folders_is_refused(
         ).all()
     by_folder: dict[int, list[int]] = {}
     for doc_id, folder_id in rows:
+        assert folder_id is not None
         by_folder.setdefault(folder_id, []).append(doc_id)
     (f1, docs1), (_, docs2) = sorted(by_folder.items())[:2]
     x, z = docs1[:2]
@@ -139,7 +139,7 @@ def test_move_contradicting_the_folders_is_refused(
 
 
 def test_move_and_undo(client: TestClient, api: Api, rt: Runtime) -> None:
-    alice = seed_user(rt, "alice", **SMALL)
+    alice = seed_small(rt, "alice")
     h = alice["headers"]
     new = sorted(d for ids in alice["new"].values() for d in ids)
     with rt.sessions() as session:
@@ -174,7 +174,7 @@ def _proposals(client: TestClient, h: dict[str, str]) -> list[dict[str, Any]]:
 def test_proposals_accept_rename_reject_not_in(
     client: TestClient, api: Api, rt: Runtime, worker: EmbeddedWorker
 ) -> None:
-    alice = seed_user(rt, "alice", **SMALL)
+    alice = seed_small(rt, "alice")
     h = alice["headers"]
     recluster(client, h)
     proposals = _proposals(client, h)
@@ -235,7 +235,7 @@ def test_proposals_accept_rename_reject_not_in(
 
 
 def test_closer_question(client: TestClient, api: Api, rt: Runtime, worker: EmbeddedWorker) -> None:
-    alice = seed_user(rt, "alice", **SMALL)
+    alice = seed_small(rt, "alice")
     h = alice["headers"]
     assert client.get("/api/questions/closer", headers=h).status_code == 204
     recluster(client, h)

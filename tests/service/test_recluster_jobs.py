@@ -20,26 +20,24 @@ from foldwise.service.recluster.runtime import Runtime
 from foldwise.service.users.models import User
 
 from .helpers import Api
-from .recluster_support import fast_options, recluster, rt, seed_user, wait_job, worker
+from .recluster_support import (
+    SMALL_FILED,
+    fast_options,
+    recluster,
+    rt,
+    seed_small,
+    seed_user,
+    wait_job,
+    worker,
+)
 
 __all__ = ["rt", "worker"]
-
-SMALL = {
-    "filed": {"python-howtos": 6, "the-python-tutorial": 6, "what-s-new-in-python": 6},
-    "new": {
-        "python-howtos": 2,
-        "the-python-tutorial": 2,
-        "what-s-new-in-python": 2,
-        "the-python-standard-library/networking-and-interprocess-communication/"
-        "mod-asyncio-asynchronous-i-o": 5,
-    },
-}
 
 
 def test_recluster_job_makes_a_tree_version(
     client: TestClient, api: Api, rt: Runtime, worker: EmbeddedWorker
 ) -> None:
-    alice = seed_user(rt, "alice", **SMALL)
+    alice = seed_small(rt, "alice")
     bob = api.user("bob")
     before = api.snapshot()
     job = recluster(client, alice["headers"])
@@ -54,7 +52,7 @@ def test_recluster_job_makes_a_tree_version(
     tree = client.get("/api/tree/extended", headers=alice["headers"]).json()
     assert tree["version"] == 1 and tree["method"] == "biihac" and not tree["outdated"]
     existing = [f for f in tree["folders"] if f["kind"] == "existing"]
-    assert sorted(f["name"] for f in existing) == sorted(SMALL["filed"])
+    assert sorted(f["name"] for f in existing) == sorted(SMALL_FILED)
     assert all(f["document_count"] == 6 for f in existing)
     new_ids = {d for ids in alice["new"].values() for d in ids}
     assert {p["document_id"] for p in tree["placements"]} == new_ids
@@ -110,7 +108,7 @@ def test_job_with_too_few_documents_fails_with_reason(
 def test_event_stream_follows_the_job_to_its_end(
     client: TestClient, rt: Runtime, worker: EmbeddedWorker
 ) -> None:
-    alice = seed_user(rt, "alice", **SMALL)
+    alice = seed_small(rt, "alice")
     job = client.post("/api/recluster", headers=alice["headers"]).json()
     events: list[tuple[str, dict]] = []
     with client.stream("GET", f"/api/jobs/{job['id']}/events", headers=alice["headers"]) as s:
@@ -134,7 +132,7 @@ def test_automatic_recluster_is_debounced(
     client: TestClient, api: Api, rt: Runtime, worker: EmbeddedWorker
 ) -> None:
     rt.options = fast_options(auto=True, debounce_seconds=1.0)
-    alice = seed_user(rt, "alice", filed=SMALL["filed"], new={})
+    alice = seed_user(rt, "alice", filed=SMALL_FILED, new={})
     headers = alice["headers"]
     assert client.get("/api/jobs", headers=headers).json()["total"] == 0  # filed: no job
     for i in range(3):  # three new documents in a row: one job
@@ -170,7 +168,7 @@ def _critique_midway(rt: Runtime, user_id: int, doc_ids: list[int]) -> None:
 def test_critique_during_a_job_makes_it_rerun(
     client: TestClient, rt: Runtime, worker: EmbeddedWorker
 ) -> None:
-    alice = seed_user(rt, "alice", **SMALL)
+    alice = seed_small(rt, "alice")
     new = [d for ids in alice["new"].values() for d in ids]
     _critique_midway(rt, alice["user_id"], new)
     job = recluster(client, alice["headers"])
@@ -184,7 +182,7 @@ def test_stale_result_is_discarded_never_stored(
     client: TestClient, rt: Runtime, worker: EmbeddedWorker
 ) -> None:
     rt.options = fast_options(max_reruns=0)
-    alice = seed_user(rt, "alice", **SMALL)
+    alice = seed_small(rt, "alice")
     new = [d for ids in alice["new"].values() for d in ids]
     _critique_midway(rt, alice["user_id"], new)
     response = client.post("/api/recluster", headers=alice["headers"])
@@ -198,7 +196,7 @@ def test_stale_result_is_discarded_never_stored(
 
 
 def test_dead_worker_job_is_retried_then_failed(client: TestClient, rt: Runtime) -> None:
-    alice = seed_user(rt, "alice", **SMALL)
+    alice = seed_small(rt, "alice")
     old = utcnow() - timedelta(seconds=60)
     with rt.sessions() as session:
         for attempts in (1, 2):
@@ -232,7 +230,7 @@ def test_dead_worker_job_is_retried_then_failed(client: TestClient, rt: Runtime)
 def test_every_method_makes_a_tree(client: TestClient, rt: Runtime, worker: EmbeddedWorker) -> None:
     if rt.settings.sqlalchemy_url.startswith("postgresql"):
         pytest.skip("the methods do not depend on the database; SQLite covers them")
-    alice = seed_user(rt, "alice", **SMALL)
+    alice = seed_small(rt, "alice")
     h = alice["headers"]
     methods = ["hac", "ihac", "bihac", "biihac", "divisive", "ggm"]
     for method in methods:

@@ -22,8 +22,7 @@ from foldwise.service.config import Settings
 from foldwise.service.recluster.runtime import Runtime, forget, runtime_for
 
 from .conftest import make_settings
-from .recluster_support import fast_options, seed_python_docs, seed_user, wait_job
-from .test_recluster_jobs import SMALL
+from .recluster_support import fast_options, seed_python_docs, seed_small, wait_job
 
 REDIS_URL = os.environ.get("FOLDWISE_TEST_REDIS", "redis://127.0.0.1:6379/15")
 ASYNCIO = (
@@ -94,8 +93,8 @@ FAST = {"r_max": 4, "r_ni": 2, "heartbeat_seconds": 0.2, "heartbeat_timeout_seco
 
 def test_jobs_run_on_separate_worker_processes(redis_settings: Settings, tmp_path: Path) -> None:
     rt: Runtime = runtime_for(redis_settings, fast_options())
-    alice = seed_user(rt, "alice", **SMALL)
-    bob = seed_user(rt, "bob", **SMALL, seed=1)
+    alice = seed_small(rt, "alice")
+    bob = seed_small(rt, "bob", seed=1)
     workers = [_start_worker(redis_settings, tmp_path / f"w{i}.log", **FAST) for i in range(2)]
     try:
         with TestClient(create_app(redis_settings)) as client:
