@@ -81,8 +81,10 @@ def register(app: typer.Typer) -> None:
         from foldwise.service.db import SessionLocal
         from foldwise.service.errors import ServiceError
         from foldwise.service.imports import archive, service
+        from foldwise.service.recluster import hooks
         from foldwise.service.users.service import get_by_name
 
+        hooks.install()  # unfiled documents (files at the archive's root) schedule a recluster
         with SessionLocal() as session:
             owner = get_by_name(session=session, name=user)
             if owner is None:

@@ -27,6 +27,8 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 #: How often the event stream looks at the job row.
 EVENT_POLL_SECONDS = 0.5
+#: Longest silence on an event stream before a comment line is sent.
+KEEPALIVE_SECONDS = 15.0
 
 
 @router.post("/recluster", response_model=JobRead, status_code=202, responses=_ERRORS)
@@ -89,20 +91,25 @@ async def job_events(
     first = await run_in_threadpool(snapshot)  # 404 before the stream starts
 
     async def stream() -> AsyncIterator[str]:
-        current, last = first, ""
+        current, last, quiet = first, "", 0.0
         while True:
             data = current.model_dump_json()
             # A heartbeat alone is no news: only a change of anything else makes an event.
             key = current.model_dump_json(exclude={"heartbeat_at"})
             if key != last:
                 yield f"event: progress\ndata: {data}\n\n"
-                last = key
+                last, quiet = key, 0.0
+            elif quiet >= KEEPALIVE_SECONDS:
+                # A comment line keeps proxies from closing a stream during a long phase.
+                yield ": keep-alive\n\n"
+                quiet = 0.0
             if current.state in ("done", "failed", "stale"):
                 yield f"event: end\ndata: {data}\n\n"
                 return
             if await request.is_disconnected():
                 return
             await asyncio.sleep(EVENT_POLL_SECONDS)
+            quiet += EVENT_POLL_SECONDS
             current = await run_in_threadpool(snapshot)
 
     return StreamingResponse(
