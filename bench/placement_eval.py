@@ -36,6 +36,8 @@ from sklearn.preprocessing import normalize
 from sklearn.svm import LinearSVC
 
 from foldwise.core import (
+    IHAC,
+    BiiHAC,
     FolderPath,
     FolderPlacement,
     extended_tree,
@@ -104,7 +106,13 @@ def centroid_baseline(X, y, labeled):
     return np.asarray(X @ C.T).argmax(axis=1)
 
 
-def run(corpus: Path, seeds: list[int], settings: list[int], with_tree: bool = True) -> dict:
+def run(
+    corpus: Path,
+    seeds: list[int],
+    settings: list[int],
+    with_tree: bool = True,
+    dendrogram: str = "ihac",
+) -> dict:
     texts, paths = load_corpus(corpus)
     rows: dict[tuple[str, int], list[float]] = {}
 
@@ -121,7 +129,17 @@ def run(corpus: Path, seeds: list[int], settings: list[int], with_tree: bool = T
             y = np.array([known_folders.index(p) if p in known_folders else -1 for p in P])
             known = ~labeled & (y >= 0)
 
-            model = FolderPlacement(random_state=seed).fit(X, folders)
+            # biiHAC's learned weights (000) feed the placement model and the proposals; HAC
+            # and iHAC leave all terms at weight 1.
+            weights = None
+            if dendrogram == "biihac":
+                learned = BiiHAC(r_max=20).fit(X, folders)
+                weights, Z = learned.weights_, learned.linkage_
+            elif dendrogram == "ihac":
+                Z = IHAC().fit(X, folders).linkage_
+            else:
+                Z = linkage(pdist(X.toarray(), "cosine"), "average")
+            model = FolderPlacement(random_state=seed).fit(X, folders, weights=weights)
             placement = model.place(X)
             best = np.array([known_folders.index(f) for f in placement.best_folder])
             add("placement_known: FolderPlacement", setting, np.mean(best[known] == y[known]))
@@ -150,9 +168,13 @@ def run(corpus: Path, seeds: list[int], settings: list[int], with_tree: bool = T
             )
             if not with_tree:
                 continue
-            Z = linkage(pdist(X.toarray(), "cosine"), "average")
             tree = extended_tree(
-                Z, X, folders, term_names=list(_model.vocabulary_), placement=model
+                Z,
+                X,
+                folders,
+                weights=weights,
+                term_names=list(_model.vocabulary_),
+                placement=model,
             )
             final = {p.document: p.folder for p in tree.placements}
             add(
@@ -180,11 +202,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--settings", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--no-tree", action="store_true", help="placement only")
+    parser.add_argument(
+        "--dendrogram",
+        choices=["hac", "ihac", "biihac"],
+        default="ihac",
+        help="dendrogram for the proposals (biihac: its weights also go to the placement)",
+    )
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    rows = run(args.corpus, args.seeds, args.settings, with_tree=not args.no_tree)
+    rows = run(args.corpus, args.seeds, args.settings, not args.no_tree, args.dendrogram)
     names = list(dict.fromkeys(name for name, _ in rows))
-    print(f"corpus {args.corpus.name}, seeds {args.seeds}, mean over seeds")
+    print(f"corpus {args.corpus.name}, seeds {args.seeds}, {args.dendrogram}, mean over seeds")
     print(f"{'measure':42s}" + "".join(f"  setting {s}" for s in args.settings))
     for name in names:
         cells = []

@@ -36,13 +36,11 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.preprocessing import normalize
 
 from foldwise.core._hierarchy import FolderPath
-from foldwise.core._placement import FolderPlacement, Placement, assign_folder_levels
+from foldwise.core._levels import assign_folder_levels
+from foldwise.core._placement import FolderPlacement
+from foldwise.core._proposals import MIN_PIECE, Group, find_proposals
 
 FolderKind = Literal["existing", "proposed"]
-
-# Smallest dendrogram subtree that may be a piece of a proposal: the cohesion of a pair is a
-# single cosine, too noisy to call a topic.
-_MIN_PIECE = 3
 
 
 @dataclass(frozen=True)
@@ -180,7 +178,7 @@ def extended_tree(
         A model fitted on the same ``X`` and ``labels``; fitted here if omitted.
     min_proposal_size : int, default=5
         Fewest new documents a proposed folder holds. Pieces of a topic from
-        ``_MIN_PIECE`` documents on are found first and joined; a joined proposal must reach
+        ``MIN_PIECE`` documents on are found first and joined; a joined proposal must reach
         this size. Small groups are cohesive by chance: the dendrogram picks tight ones.
     max_labeled_share : float, default=0.1
         A dendrogram subtree may still become a proposal if at most this share of its
@@ -201,9 +199,9 @@ def extended_tree(
         )
     if len(labels) != n_docs:
         raise ValueError(f"labels has {len(labels)} entries for {n_docs} documents")
-    if min_proposal_size < _MIN_PIECE:
+    if min_proposal_size < MIN_PIECE:
         raise ValueError(
-            f"min_proposal_size must be at least {_MIN_PIECE}, got {min_proposal_size!r}"
+            f"min_proposal_size must be at least {MIN_PIECE}, got {min_proposal_size!r}"
         )
     if not 0.0 <= max_labeled_share < 1.0:
         raise ValueError(f"max_labeled_share must lie in [0, 1), got {max_labeled_share!r}")
@@ -226,8 +224,16 @@ def extended_tree(
 
     # Weighted unit rows: cohesion and affinity are average weighted cosines (000 eq. 2).
     Xw = sp.csr_matrix(normalize(X @ sp.diags(np.sqrt(w))))
-    groups = _propose(
-        Z, Xw, labels, labeled, proba, placed, placement, min_proposal_size, max_labeled_share
+    groups = find_proposals(
+        Z,
+        Xw,
+        labels,
+        proba,
+        placed,
+        placement.folders_,
+        placement.rho,
+        min_proposal_size,
+        max_labeled_share,
     )
 
     folder_paths = {(): None} | {
@@ -241,10 +247,10 @@ def extended_tree(
             existing_docs[f].append(i)
 
     proposals: list[TreeFolder] = []
-    in_proposal: dict[int, FolderPath] = {}
+    in_proposal: dict[int, tuple[FolderPath, FolderPath]] = {}  # -> (proposal, its existing parent)
     background = np.asarray(Xw.mean(axis=0)).ravel()
 
-    def emit(group: _Group, parent: FolderPath, context: NDArray[np.float64]) -> None:
+    def emit(group: Group, parent: FolderPath, context: NDArray[np.float64]) -> None:
         members = np.array(group.members)
         centroid = np.asarray(Xw[members].mean(axis=0)).ravel()
         # 003 sec. 3.2 names a cluster by its typical terms; subtracting the context (the
@@ -255,10 +261,11 @@ def extended_tree(
             p.name for p in proposals if p.parent == parent
         }
         path = (*parent, _unique_name("-".join(terms), taken))
-        docs = () if group.parts else tuple(int(i) for i in members)
+        in_parts = {d for part in group.parts for d in part.members}
+        docs = tuple(int(i) for i in members if int(i) not in in_parts)
         proposals.append(TreeFolder(path, "proposed", docs, terms, group.cohesion, group.affinity))
         for i in docs:
-            in_proposal[i] = path
+            in_proposal[i] = (path, group.parent)
         for part in group.parts:
             emit(part, path, centroid)
 
@@ -266,8 +273,7 @@ def extended_tree(
         emit(group, group.parent, background)
 
     placements: list[DocumentPlacement] = []
-    label_sums = _label_sums(Xw, labels, placement.folders_)
-    label_counts = _label_counts(labels, placement.folders_)
+    label_sums, label_counts = _label_sums(Xw, labels, placement.folders_)
     targets: dict[FolderPath, NDArray[np.float64]] = {
         p.path: np.asarray(Xw[list(p.documents)].mean(axis=0)).ravel()
         for p in proposals
@@ -282,12 +288,11 @@ def extended_tree(
             targets[path] = label_sums[below].sum(axis=0) / max(label_counts[below].sum(), 1.0)
         return targets[path]
 
-    for i in new:
-        i = int(i)
+    for i in map(int, new):
         best = placed.best_folder[i]
         if i in in_proposal:
-            path = in_proposal[i]
-            below = np.array([f[: len(path) - 1] == path[:-1] for f in placement.folders_])
+            path, above = in_proposal[i]
+            below = np.array([f[: len(above)] == above for f in placement.folders_])
             conf = float(min(proba[i, below].sum(), 1.0))
             centre = target(path)
         else:
@@ -306,193 +311,6 @@ def extended_tree(
     folders += proposals
     folders.sort(key=lambda f: (len(f.path), f.path))
     return ExtendedTree(tuple(folders), tuple(placements))
-
-
-@dataclass(frozen=True)
-class _Group:
-    members: tuple[int, ...]
-    parent: FolderPath
-    cohesion: float
-    affinity: float
-    parts: tuple[_Group, ...] = ()
-
-
-def _propose(
-    Z: NDArray[np.float64],
-    Xw: sp.csr_matrix,
-    labels: Sequence[FolderPath | None],
-    labeled: NDArray[np.bool_],
-    proba: NDArray[np.float64],
-    placed: Placement,
-    placement: FolderPlacement,
-    min_size: int,
-    max_labeled_share: float,
-) -> list[_Group]:
-    """Maximal dendrogram subtrees that hold a new topic, searched top-down."""
-    n = Xw.shape[0]
-    if n < 2:
-        return []
-    children = {n + k: (int(Z[k, 0]), int(Z[k, 1])) for k in range(n - 1)}
-    n_lab = np.zeros(2 * n - 1)
-    size = np.ones(2 * n - 1)
-    n_lab[:n] = labeled
-    for k in range(n - 1):
-        a, b = children[n + k]
-        n_lab[n + k] = n_lab[a] + n_lab[b]
-        size[n + k] = size[a] + size[b]
-    label_sums = _label_sums(Xw, labels, placement.folders_)
-    label_counts = _label_counts(labels, placement.folders_)
-    keep = label_counts > 0
-    # Deepest folder holding every labeled document of each node (None: no labeled document).
-    lca: list[FolderPath | None] = [labels[i] for i in range(n)] + [None] * (n - 1)
-    up = np.full(2 * n - 1, -1, dtype=np.intp)
-    for k in range(n - 1):
-        a, b = children[n + k]
-        up[a] = up[b] = n + k
-        la, lb = lca[a], lca[b]
-        lca[n + k] = lb if la is None else la if lb is None else _common_prefix(la, lb)
-
-    def anchor(v: int) -> FolderPath:
-        """DESIGN sec. 6: the folder of the labeled documents met first going up from v."""
-        while up[v] >= 0:
-            a, b = children[int(up[v])]
-            other = lca[b if a == v else a]
-            if other is not None:
-                return other
-            v = int(up[v])
-        return ()
-
-    def leaves(v: int) -> list[int]:
-        out, stack = [], [v]
-        while stack:
-            u = stack.pop()
-            if u < n:
-                out.append(u)
-            else:
-                stack.extend(children[u])
-        return out
-
-    groups: list[_Group] = []
-    stack = [2 * n - 2]
-    while stack:
-        v = stack.pop()
-        if size[v] - n_lab[v] < _MIN_PIECE:
-            continue
-        group = None
-        if n_lab[v] <= max_labeled_share * size[v]:
-            group = _qualify(
-                leaves(v),
-                anchor(v),
-                Xw,
-                labeled,
-                proba,
-                placed,
-                placement,
-                label_sums[keep],
-                label_counts[keep],
-                _MIN_PIECE,
-            )
-        if group is not None:
-            groups.append(group)
-        elif v >= n:
-            stack.extend(children[v])
-    joined = _merge_groups(groups, Xw, label_sums[keep], label_counts[keep])
-    return [g for g in joined if len(g.members) >= min_size]
-
-
-def _merge_groups(
-    groups: list[_Group],
-    Xw: sp.csr_matrix,
-    label_sums: NDArray[np.float64],
-    label_counts: NDArray[np.float64],
-) -> list[_Group]:
-    """Join proposals with one parent whose documents are closer to each other than to any folder.
-
-    The top-down search stops at the first subtree that qualifies, so one new topic can come
-    out in pieces when a stray document sits between them in the dendrogram. Two pieces are
-    joined when the average cosine between them exceeds the affinity of their union to every
-    existing folder, the same test that made each a proposal. Pieces stay as subfolders of
-    the joined proposal (001 Fig. 1: a new topic may come with its own subtopics).
-    """
-    sums = [np.asarray(Xw[list(g.members)].sum(axis=0)).ravel() for g in groups]
-    groups = list(groups)
-    while True:
-        candidates = []
-        for a in range(len(groups)):
-            for b in range(a + 1, len(groups)):
-                if groups[a].parent == groups[b].parent:
-                    m_a, m_b = len(groups[a].members), len(groups[b].members)
-                    candidates.append((float(sums[a] @ sums[b]) / (m_a * m_b), a, b))
-        merged = False
-        for cross, a, b in sorted(candidates, reverse=True):
-            s = sums[a] + sums[b]
-            m = len(groups[a].members) + len(groups[b].members)
-            affinity = (
-                float(np.max(label_sums @ s / (label_counts * m))) if label_counts.size else 0.0
-            )
-            if cross <= affinity:
-                continue
-            ga, gb = groups[a], groups[b]
-            joined = _Group(
-                ga.members + gb.members,
-                ga.parent,
-                float((s @ s - m) / (m * (m - 1))),
-                affinity,
-                (ga.parts or (ga,)) + (gb.parts or (gb,)),
-            )
-            groups = [g for k, g in enumerate(groups) if k not in (a, b)] + [joined]
-            sums = [x for k, x in enumerate(sums) if k not in (a, b)] + [s]
-            merged = True
-            break
-        if not merged:
-            return groups
-
-
-def _qualify(
-    docs: list[int],
-    anchor: FolderPath,
-    Xw: sp.csr_matrix,
-    labeled: NDArray[np.bool_],
-    proba: NDArray[np.float64],
-    placed: Placement,
-    placement: FolderPlacement,
-    label_sums: NDArray[np.float64],
-    label_counts: NDArray[np.float64],
-    min_size: int,
-) -> _Group | None:
-    """The proposal a dendrogram subtree makes, or None if it is not a new topic."""
-    # Only documents the model cannot file in any single existing folder are new: one it is
-    # confident of stays where it is filed (DESIGN sec. 6, consistency with the placement).
-    new = np.array(
-        [d for d in docs if not labeled[d] and placed.best_confidence[d] < placement.rho],
-        dtype=np.intp,
-    )
-    if new.size < min_size:
-        return None
-    # Where the group belongs: as deep as two witnesses agree. One is the level assignment
-    # (003 eq. 9) of the group's mean posterior; alone it favours subtrees with many
-    # folders, since a document of an unseen topic spreads its posterior evenly. The other is
-    # the dendrogram: the folder of the labeled documents the group meets first (DESIGN
-    # sec. 6); alone it is one stray neighbour deep.
-    by_posterior = assign_folder_levels(
-        proba[new].mean(axis=0, keepdims=True),
-        placement.folders_,
-        placement.rho,
-        known=placed.known[new].mean(keepdims=True),
-    ).folder[0]
-    parent = _common_prefix(by_posterior, anchor)
-    # A document confidently placed in another branch stays there.
-    members = new
-    if members.size < min_size:
-        return None
-    s = np.asarray(Xw[members].sum(axis=0)).ravel()
-    m = members.size
-    # Average cosine over distinct pairs: |sum|^2 counts each document with itself once.
-    cohesion = float((s @ s - m) / (m * (m - 1)))
-    affinity = float(np.max(label_sums @ s / (label_counts * m))) if label_counts.size else 0.0
-    if cohesion <= affinity:
-        return None
-    return _Group(tuple(int(d) for d in members), parent, cohesion, affinity)
 
 
 def proposal_f_score(
@@ -528,29 +346,13 @@ def proposal_f_score(
 
 def _label_sums(
     Xw: sp.csr_matrix, labels: Sequence[FolderPath | None], folders: Sequence[FolderPath]
-) -> NDArray[np.float64]:
-    """Sum of the unit rows of each folder's own labeled documents, shape (n_folders, n_terms)."""
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Row sums of each folder's own labeled documents (n_folders, n_terms) and their counts."""
     col = {f: j for j, f in enumerate(folders)}
     rows = [i for i, f in enumerate(labels) if f is not None]
     cols = [col[labels[i]] for i in rows]  # type: ignore[index]
     Y = sp.csr_matrix((np.ones(len(rows)), (cols, rows)), shape=(len(folders), Xw.shape[0]))
-    return np.asarray((Y @ Xw).todense())
-
-
-def _label_counts(
-    labels: Sequence[FolderPath | None], folders: Sequence[FolderPath]
-) -> NDArray[np.float64]:
-    col = {f: j for j, f in enumerate(folders)}
-    return np.bincount([col[f] for f in labels if f is not None], minlength=len(folders)).astype(
-        np.float64
-    )
-
-
-def _common_prefix(a: FolderPath, b: FolderPath) -> FolderPath:
-    d = 0
-    while d < min(len(a), len(b)) and a[d] == b[d]:
-        d += 1
-    return a[:d]
+    return np.asarray((Y @ Xw).todense()), np.asarray(Y.sum(axis=1)).ravel()
 
 
 def _unique_name(name: str, taken: set[str]) -> str:

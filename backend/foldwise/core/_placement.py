@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 import scipy.sparse as sp
@@ -44,38 +44,9 @@ from sklearn.preprocessing import normalize
 from sklearn.svm import LinearSVC
 
 from foldwise.core._hierarchy import FolderPath
+from foldwise.core._levels import Placement, assign_folder_levels
 
-Matrix = sp.spmatrix | NDArray[np.floating]
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where a placement model puts each document.
-
-    Attributes
-    ----------
-    folder : list of FolderPath, length n_docs
-        The deepest folder the document is confidently in (level assignment, 003 eq. 9);
-        ``()`` is the root ("not sure where this goes").
-    confidence : ndarray of shape (n_docs,)
-        Posterior mass of ``folder``'s subtree (1.0 for the root).
-    best_folder : list of FolderPath, length n_docs
-        The single most probable folder, however uncertain.
-    best_confidence : ndarray of shape (n_docs,)
-        Posterior of ``best_folder`` itself, times ``known``.
-    known : ndarray of shape (n_docs,)
-        Probability that the document belongs to an existing folder at all rather than to
-        a topic the person has no folder for.
-    depth : ndarray of shape (n_docs,), int
-        ``len(folder)``: how deep the model is confident.
-    """
-
-    folder: list[FolderPath]
-    confidence: NDArray[np.float64]
-    best_folder: list[FolderPath]
-    best_confidence: NDArray[np.float64]
-    depth: NDArray[np.intp]
-    known: NDArray[np.float64]
+Matrix: TypeAlias = sp.spmatrix | NDArray[np.floating]
 
 
 class FolderPlacement(BaseEstimator):
@@ -339,7 +310,9 @@ class FolderPlacement(BaseEstimator):
         F = self._features(_scale_columns(X, np.sqrt(self.term_weights_)))
         return np.asarray(F @ self.coef_.T) + self.intercept_
 
-    def predict_proba(self, X: Matrix, *, rows: Sequence[int] | None = None) -> NDArray[np.float64]:
+    def predict_proba(
+        self, X: Matrix, *, rows: Sequence[int] | NDArray[np.integer] | None = None
+    ) -> NDArray[np.float64]:
         """Folder posteriors, shape (n_docs, n_folders); rows sum to 1.
 
         ``rows`` gives each row's document index in the fitted collection, so that the
@@ -368,7 +341,9 @@ class FolderPlacement(BaseEstimator):
         z = a * D[:, -1] + b * (D[:, -1] - D[:, -2]) + c
         return 1.0 / (1.0 + np.exp(-z))
 
-    def place(self, X: Matrix, *, rows: Sequence[int] | None = None) -> Placement:
+    def place(
+        self, X: Matrix, *, rows: Sequence[int] | NDArray[np.integer] | None = None
+    ) -> Placement:
         """Folder, confidence and confident depth of each row of ``X`` (003 sec. 3.1)."""
         P = self.predict_proba(X, rows=rows)
         return assign_folder_levels(P, self.folders_, self.rho, known=self.known_proba(X))
@@ -404,84 +379,6 @@ class FolderPlacement(BaseEstimator):
 
 
 # ---------------------------------------------------------------------- helpers
-
-
-def assign_folder_levels(
-    proba: NDArray[np.float64],
-    folders: Sequence[FolderPath],
-    rho: float,
-    known: NDArray[np.float64] | None = None,
-) -> Placement:
-    """Level assignment (003 sec. 3.1, eq. 9) of folder posteriors.
-
-    Walk down from the root; at each folder, take the most probable of its child subtrees and
-    the folder itself (when it holds documents of its own); descend while that subtree's
-    posterior mass exceeds ``rho``. The last step, into a folder without subfolders, also
-    needs the document to belong to an existing folder at all: its mass there is multiplied
-    by ``known``. A document of a new topic next to known ones thus stops at their parent.
-
-    Parameters
-    ----------
-    proba : ndarray of shape (n_docs, n_folders)
-    folders : sequence of FolderPath, length n_folders
-    rho : float in (0, 1)
-    known : ndarray of shape (n_docs,), optional
-        Probability of belonging to an existing folder; ones if omitted.
-    """
-    folders = [tuple(f) for f in folders]
-    tree = _FolderTree(folders)
-    mass = proba @ tree.subtree.T  # (n_docs, n_nodes): posterior of each node's subtree
-    n_docs = proba.shape[0]
-    known = np.ones(n_docs) if known is None else np.asarray(known, dtype=np.float64)
-    out_folder: list[FolderPath] = []
-    confidence = np.ones(n_docs)
-    for i in range(n_docs):
-        node = 0
-        while True:
-            options = list(tree.children[node])
-            if not options:
-                break
-            best = max(options, key=lambda c: mass[i, c])
-            own = proba[i, tree.class_of[node]] if tree.class_of[node] >= 0 else -1.0
-            gate = known[i] if not tree.children[best] else 1.0
-            if own >= mass[i, best] or mass[i, best] * gate <= rho:
-                break
-            node = best
-        out_folder.append(tree.paths[node])
-        leaf = node != 0 and not tree.children[node]
-        confidence[i] = (
-            1.0 if node == 0 else float(min(mass[i, node] * (known[i] if leaf else 1.0), 1.0))
-        )
-    best_j = proba.argmax(axis=1)
-    return Placement(
-        folder=out_folder,
-        confidence=confidence,
-        best_folder=[folders[j] for j in best_j],
-        best_confidence=proba[np.arange(n_docs), best_j].astype(np.float64) * known,
-        depth=np.array([len(f) for f in out_folder], dtype=np.intp),
-        known=known,
-    )
-
-
-class _FolderTree:
-    """Every prefix of the given folders as a node; node 0 is the root ``()``."""
-
-    def __init__(self, folders: Sequence[FolderPath]) -> None:
-        index: dict[FolderPath, int] = {(): 0}
-        for f in folders:
-            for d in range(1, len(f) + 1):
-                index.setdefault(f[:d], len(index))
-        self.paths = list(index)
-        self.children: list[list[int]] = [[] for _ in self.paths]
-        for p, v in index.items():
-            if p:
-                self.children[index[p[:-1]]].append(v)
-        self.class_of = np.full(len(self.paths), -1, dtype=np.intp)
-        self.subtree = np.zeros((len(self.paths), len(folders)))
-        for j, f in enumerate(folders):
-            self.class_of[index[f]] = j
-            for d in range(len(f) + 1):
-                self.subtree[index[f[:d]], j] = 1.0
 
 
 def correlation_ratio(X: sp.csr_matrix, y: NDArray[np.intp], n_classes: int) -> NDArray[np.float64]:

@@ -1,0 +1,347 @@
+"""Finding proposed folders in a dendrogram (001 Fig. 1, DESIGN sec. 6).
+
+A proposal is a group of new documents that
+
+- no existing folder claims: the placement model is not confident of any of them in a single
+  existing folder (so proposals never contradict confident placements);
+- is a new topic: its *cohesion* (average weighted cosine between its documents) exceeds its
+  *affinity* to every existing folder (average weighted cosine to that folder's labeled
+  documents), so average linkage would make it a cluster of its own;
+- is a maximal dendrogram subtree with (almost) no labeled documents, searched top-down.
+
+Pieces of one topic that a stray document separated in the dendrogram are joined when they
+are closer to each other than to any existing folder. A proposal is split into subfolders
+where the dendrogram divides it into parts as far apart as two sibling folders of the
+person's own hierarchy typically are: the person's granularity decides how fine proposals
+get, not a constant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from foldwise.core._hierarchy import FolderPath
+from foldwise.core._levels import FolderTree, Placement
+
+# Smallest group that may be a piece of a proposal: the cohesion of a pair is one cosine,
+# too noisy to call a topic.
+MIN_PIECE = 3
+
+
+@dataclass(frozen=True)
+class Group:
+    """New documents proposed as one folder, with proposed subfolders in ``parts``."""
+
+    members: tuple[int, ...]
+    parent: FolderPath
+    cohesion: float
+    affinity: float
+    node: int = -1
+    parts: tuple[Group, ...] = ()
+
+
+@dataclass
+class _Context:
+    """What every step of the search reads; built once per call."""
+
+    Xw: sp.csr_matrix
+    labeled: NDArray[np.bool_]
+    proba: NDArray[np.float64]
+    placed: Placement
+    folders: list[FolderPath]
+    rho: float
+    label_sums: NDArray[np.float64]
+    label_counts: NDArray[np.float64]
+    baseline: NDArray[np.float64]
+    tree: FolderTree
+    children: dict[int, tuple[int, int]]
+    n: int
+
+    def leaves(self, v: int) -> list[int]:
+        out, stack = [], [v]
+        while stack:
+            u = stack.pop()
+            if u < self.n:
+                out.append(u)
+            else:
+                stack.extend(self.children[u])
+        return out
+
+    def sum_of(self, docs: Sequence[int]) -> NDArray[np.float64]:
+        return np.asarray(self.Xw[list(docs)].sum(axis=0)).ravel()
+
+    def affinity(self, s: NDArray[np.float64], m: int) -> float:
+        """Highest average cosine of m documents (row sum s) to an existing folder's documents."""
+        if not self.label_counts.size:
+            return 0.0
+        return float(np.max(self.label_sums @ s / (self.label_counts * m)))
+
+
+def find_proposals(
+    Z: NDArray[np.float64],
+    Xw: sp.csr_matrix,
+    labels: Sequence[FolderPath | None],
+    proba: NDArray[np.float64],
+    placed: Placement,
+    folders: list[FolderPath],
+    rho: float,
+    min_size: int,
+    max_labeled_share: float,
+) -> list[Group]:
+    """Proposed folders, each a :class:`Group` with its parent folder.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_docs - 1, 4)
+        Linkage matrix over all documents.
+    Xw : sparse matrix of shape (n_docs, n_terms)
+        Unit rows under the learned term weights.
+    labels : sequence of FolderPath or None, length n_docs
+    proba : ndarray of shape (n_docs, n_folders)
+        Folder posteriors of the new documents (rows of labeled documents unused).
+    placed : Placement
+        Level assignment of every document (003 eq. 9).
+    folders : list of FolderPath
+        The placement model's folders, in column order of ``proba``.
+    rho : float
+        Level-assignment threshold.
+    min_size, max_labeled_share
+        See :func:`foldwise.core.extended_tree`.
+    """
+    n = Xw.shape[0]
+    if n < 2:
+        return []
+    labeled = np.array([f is not None for f in labels])
+    col = {f: j for j, f in enumerate(folders)}
+    rows = np.flatnonzero(labeled)
+    Y = sp.csr_matrix(
+        (np.ones(rows.size), ([col[labels[i]] for i in rows], rows)),  # type: ignore[index]
+        shape=(len(folders), n),
+    )
+    label_sums = np.asarray((Y @ Xw).todense())
+    label_counts = np.asarray(Y.sum(axis=1)).ravel()
+    keep = label_counts > 0
+    new = ~labeled
+    ctx = _Context(
+        Xw=Xw,
+        labeled=labeled,
+        proba=proba,
+        placed=placed,
+        folders=folders,
+        rho=rho,
+        label_sums=label_sums[keep],
+        label_counts=label_counts[keep],
+        # What the model says of a new document on average: a group shows evidence for a
+        # subtree only where it puts more mass there than this.
+        baseline=proba[new].mean(axis=0) if new.any() else np.zeros(len(folders)),
+        tree=FolderTree(folders),
+        children={n + k: (int(Z[k, 0]), int(Z[k, 1])) for k in range(n - 1)},
+        n=n,
+    )
+    groups = _search(ctx, Z, labels, max_labeled_share)
+    groups = _merge(ctx, groups)
+    split_below = _sibling_similarity(ctx, labels)
+    return [_split(ctx, g, split_below) for g in groups if len(g.members) >= min_size]
+
+
+def _search(
+    ctx: _Context, Z: NDArray[np.float64], labels: Sequence[FolderPath | None], share: float
+) -> list[Group]:
+    """Maximal qualifying dendrogram subtrees, top-down."""
+    n = ctx.n
+    n_lab = np.zeros(2 * n - 1)
+    size = np.ones(2 * n - 1)
+    n_lab[:n] = ctx.labeled
+    # Deepest folder holding every labeled document of each node (None: none there).
+    lca: list[FolderPath | None] = [labels[i] for i in range(n)] + [None] * (n - 1)
+    up = np.full(2 * n - 1, -1, dtype=np.intp)
+    for k in range(n - 1):
+        a, b = ctx.children[n + k]
+        n_lab[n + k] = n_lab[a] + n_lab[b]
+        size[n + k] = size[a] + size[b]
+        up[a] = up[b] = n + k
+        la, lb = lca[a], lca[b]
+        lca[n + k] = lb if la is None else la if lb is None else common_prefix(la, lb)
+
+    def anchor(v: int) -> FolderPath:
+        """DESIGN sec. 6: the folder of the labeled documents met first going up from v."""
+        while up[v] >= 0:
+            a, b = ctx.children[int(up[v])]
+            other = lca[b if a == v else a]
+            if other is not None:
+                return other
+            v = int(up[v])
+        return ()
+
+    groups: list[Group] = []
+    stack = [2 * n - 2]
+    while stack:
+        v = stack.pop()
+        if size[v] - n_lab[v] < MIN_PIECE:
+            continue
+        group = None
+        if n_lab[v] <= share * size[v]:
+            group = _qualify(ctx, v, anchor(v))
+        if group is not None:
+            groups.append(group)
+        elif v >= n:
+            stack.extend(ctx.children[v])
+    return groups
+
+
+def _qualify(ctx: _Context, v: int, anchor: FolderPath) -> Group | None:
+    """The proposal dendrogram node ``v`` makes, or None if it holds no new topic."""
+    members = np.array(
+        [
+            d
+            for d in ctx.leaves(v)
+            if not ctx.labeled[d] and ctx.placed.best_confidence[d] < ctx.rho
+        ],
+        dtype=np.intp,
+    )
+    if members.size < MIN_PIECE:
+        return None
+    s = ctx.sum_of(members)
+    m = members.size
+    # Average cosine over distinct pairs: |s|^2 counts each document with itself once.
+    cohesion = float((s @ s - m) / (m * (m - 1)))
+    affinity = ctx.affinity(s, m)
+    if cohesion <= affinity:
+        return None
+    # Where the group belongs: as deep as two witnesses agree. One is the level assignment
+    # (003 eq. 9) of the group's mean posterior, counting only mass above what an average
+    # new document puts there (a document of an unseen topic spreads its posterior, so big
+    # subtrees collect mass without evidence). The other is the dendrogram: the folder of
+    # the labeled documents the group meets first (DESIGN sec. 6).
+    parent = common_prefix(_posterior_parent(ctx, members), anchor)
+    return Group(tuple(int(d) for d in members), parent, cohesion, affinity, node=v)
+
+
+def _posterior_parent(ctx: _Context, members: NDArray[np.intp]) -> FolderPath:
+    tree = ctx.tree
+    mass = tree.subtree @ ctx.proba[members].mean(axis=0)
+    base = tree.subtree @ ctx.baseline
+    node = 0
+    while tree.children[node]:
+        best = max(tree.children[node], key=lambda c: mass[c])
+        # Never into a folder without subfolders: a new topic there would be a refinement
+        # of it, which only the dendrogram anchor may suggest.
+        if not tree.children[best] or mass[best] <= max(ctx.rho, base[best]):
+            break
+        node = best
+    return tree.paths[node]
+
+
+def _merge(ctx: _Context, groups: list[Group]) -> list[Group]:
+    """Join pieces with one parent that are closer to each other than to any folder.
+
+    The top-down search stops at the first subtree that qualifies, so one topic can come out
+    in pieces when a stray document sits between them in the dendrogram. Two pieces are
+    joined when the average cosine between them exceeds the affinity of their union to
+    every existing folder, the test that made each a proposal. The pieces are kept as parts.
+    """
+    sums = [ctx.sum_of(g.members) for g in groups]
+    groups = list(groups)
+    while True:
+        candidates = []
+        for a in range(len(groups)):
+            for b in range(a + 1, len(groups)):
+                if groups[a].parent == groups[b].parent:
+                    size = len(groups[a].members) * len(groups[b].members)
+                    candidates.append((float(sums[a] @ sums[b]) / size, a, b))
+        for cross, a, b in sorted(candidates, reverse=True):
+            s = sums[a] + sums[b]
+            m = len(groups[a].members) + len(groups[b].members)
+            affinity = ctx.affinity(s, m)
+            if cross > affinity:
+                ga, gb = groups[a], groups[b]
+                joined = Group(
+                    ga.members + gb.members,
+                    ga.parent,
+                    float((s @ s - m) / (m * (m - 1))),
+                    affinity,
+                    parts=(ga.parts or (ga,)) + (gb.parts or (gb,)),
+                )
+                groups = [g for k, g in enumerate(groups) if k not in (a, b)] + [joined]
+                sums = [x for k, x in enumerate(sums) if k not in (a, b)] + [s]
+                break
+        else:
+            return groups
+
+
+def _sibling_similarity(ctx: _Context, labels: Sequence[FolderPath | None]) -> float:
+    """Median average cosine between two sibling folders of the person's hierarchy.
+
+    Returns -inf (never split) when the hierarchy has no two sibling folders with documents.
+    """
+    filed = sorted({f for f in labels if f is not None})
+    sums = {f: ctx.sum_of([i for i, g in enumerate(labels) if g == f]) for f in filed}
+    counts = {f: sum(1 for g in labels if g == f) for f in filed}
+    values = [
+        float(sums[a] @ sums[b]) / (counts[a] * counts[b])
+        for i, a in enumerate(filed)
+        for b in filed[i + 1 :]
+        if a and b and a[:-1] == b[:-1]
+    ]
+    return float(np.median(values)) if values else -np.inf
+
+
+def _split(ctx: _Context, group: Group, split_below: float) -> Group:
+    """Proposed subfolders where the dendrogram divides ``group`` like sibling folders."""
+    if group.parts:
+        return Group(
+            group.members,
+            group.parent,
+            group.cohesion,
+            group.affinity,
+            group.node,
+            tuple(_split(ctx, p, split_below) for p in group.parts),
+        )
+    if group.node < ctx.n:
+        return group
+    members = set(group.members)
+    v = group.node
+    while v >= ctx.n:
+        a, b = ctx.children[v]
+        A = [d for d in ctx.leaves(a) if d in members]
+        B = [d for d in ctx.leaves(b) if d in members]
+        if len(A) >= MIN_PIECE and len(B) >= MIN_PIECE:
+            cross = float(ctx.sum_of(A) @ ctx.sum_of(B)) / (len(A) * len(B))
+            if cross > split_below:
+                return group
+            parts = []
+            for node, docs in ((a, A), (b, B)):
+                s, m = ctx.sum_of(docs), len(docs)
+                part = Group(
+                    tuple(docs),
+                    group.parent,
+                    float((s @ s - m) / (m * (m - 1))),
+                    ctx.affinity(s, m),
+                    node,
+                )
+                parts.append(_split(ctx, part, split_below))
+            return Group(
+                group.members,
+                group.parent,
+                group.cohesion,
+                group.affinity,
+                group.node,
+                tuple(parts),
+            )
+        # A side too small to be a folder stays in the proposal itself; look further down
+        # the bigger side for a division.
+        v = a if len(A) >= len(B) else b
+    return group
+
+
+def common_prefix(a: FolderPath, b: FolderPath) -> FolderPath:
+    """Deepest common ancestor-or-self of two folder paths."""
+    d = 0
+    while d < min(len(a), len(b)) and a[d] == b[d]:
+        d += 1
+    return a[:d]
