@@ -979,7 +979,8 @@ async function refreshQuestion() {
     return;
   }
   const card = (d, cls) => `<div class="doc-card ${cls}"><strong>${esc(d.title)}</strong>` +
-    `<div class="muted small">${esc(d.folder_id != null ? folderLabel(folderKey(d.folder_id)) : "unfiled")}</div></div>`;
+    ` <span class="link small" data-open="${d.id}" role="link" tabindex="0" title="Open in the main area">open</span>` +
+    `<div class="muted small">${whereLabel(d.id, d.folder_id)}</div></div>`;
   panel.innerHTML =
     `<div class="question" id="closer-question"><h3>Which is closer?</h3>${card(q.a, "anchor")}` +
     '<p>is closer to…</p><div class="choices">' +
@@ -987,8 +988,8 @@ async function refreshQuestion() {
     `<button type="button" id="pick-c" data-pick="c">${card(q.c, "")}</button></div>` +
     `<p class="muted small">${esc(q.reason || "")}</p>` +
     '<button type="button" id="skip-question" class="link">Skip</button></div>';
-  $("#pick-b").onclick = () => answerQuestion(q, q.b, q.c);
-  $("#pick-c").onclick = () => answerQuestion(q, q.c, q.b);
+  $("#pick-b").onclick = (ev) => { if (!ev.target.closest("[data-open]")) answerQuestion(q, q.b, q.c); };
+  $("#pick-c").onclick = (ev) => { if (!ev.target.closest("[data-open]")) answerQuestion(q, q.c, q.b); };
   $("#skip-question").onclick = () => skipQuestion(q);
 }
 
@@ -1176,6 +1177,13 @@ function wire() {
   };
 
   for (const b of $$(".tabs button")) b.onclick = () => selectTab(b);
+  $("#panel-questions").addEventListener("click", (ev) => {
+    const link = ev.target.closest("[data-open]");
+    if (!link) return;
+    const id = Number(link.dataset.open);
+    reveal(id);
+    openDocument(id);
+  });
   $("#panel-history").addEventListener("click", (ev) => {
     const b = ev.target.closest(".act-undo");
     if (b) undoCritique(Number(b.dataset.id), b);

@@ -116,7 +116,7 @@ def test_recluster_proposal_move_question_undo(page: Page, user: str) -> None:
     expect(page.locator("#closer-question")).to_be_visible(timeout=RECLUSTER_TIMEOUT_MS)
     anchor = page.locator("#closer-question .anchor strong").inner_text()
     closer = page.locator("#pick-b strong").inner_text()
-    page.click("#pick-b")
+    page.locator("#pick-b strong").click()
     page.click("#tab-history")
     latest = page.locator("#history-list > li").first
     expect(latest).to_contain_text("Closer")

@@ -121,8 +121,13 @@ def test_screenshots_python_docs(page: Page, user: str) -> None:
     page.click("#tab-questions")
     question = page.locator("#closer-question")
     if question.count():
+        # Open the document the question is about, as a person weighing the answer would.
+        question.locator(".anchor [data-open]").click()
+        expect(page.locator("#doc-title")).to_have_text(
+            question.locator(".anchor strong").inner_text()
+        )
         _shot(page, "question")
-        page.click("#pick-b")
+        page.locator("#pick-b strong").click()
     # A few critiques for the history: accept the first proposal.
     first.locator(".row").first.hover()
     first.locator(".act-accept").click()
