@@ -124,6 +124,7 @@ def evaluate_run(
         output = METHODS[method](X, labels, seed)
     seconds = time.perf_counter() - started
     proposal_f = float("nan")
+    confident: list[FolderPath | None] | None = None
     hidden = {h: [i for i in unlabeled if truth[i] == h] for h in sample.hidden}
     if output.linkage is not None and (hidden or output.tree_placement):
         tree = extended_tree(
@@ -137,17 +138,23 @@ def evaluate_run(
         if hidden:  # settings 2 and 3: how well proposals recover the hidden folders
             proposal_f = proposal_f_score(tree, {h: d for h, d in hidden.items() if d})
         if output.tree_placement:
+            # The tree proposes each document's most probable existing folder (with its
+            # confidence), and files it only as deep as it is confident (003 sec. 3.1).
+            confident = list(output.placements)
             for p in tree.placements:
-                output.placements[p.document] = p.folder
+                output.placements[p.document] = p.best_existing
+                confident[p.document] = p.folder
     reference = Hierarchy.from_paths(truth)
     if output.linkage is not None:
         learned = Hierarchy.from_linkage(output.linkage)
     else:  # the classifier's answer as a folder tree: labeled where they are, new where placed
         learned = Hierarchy.from_paths([p if p is not None else () for p in output.placements])
     fscore = hierarchical_f_score(learned, reference, np.asarray(unlabeled))
-    exact, ancestor = placement_scores(
-        output.placements, truth, unlabeled, {truth[i] for i in labeled}
-    )
+    known = {truth[i] for i in labeled}
+    exact, ancestor = placement_scores(output.placements, truth, unlabeled, known)
+    confident_exact = float("nan")
+    if confident is not None:
+        confident_exact, ancestor = placement_scores(confident, truth, unlabeled, known)
     record = RunRecord(
         method=method,
         setting=setting,
@@ -163,6 +170,6 @@ def evaluate_run(
         peak_mb=memory.mb,
         placement_known=exact,
         placement_ancestor=ancestor,
-        extra={"proposal_f": proposal_f},
+        extra={"proposal_f": proposal_f, "placement_confident": confident_exact},
     )
     return record, output

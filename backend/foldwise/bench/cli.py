@@ -17,6 +17,7 @@ METRICS = (
     "f_higher",
     "hai",
     "placement_known",
+    "placement_confident",
     "placement_ancestor",
     "proposal_f",
     "seconds",
