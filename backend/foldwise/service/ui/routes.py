@@ -69,10 +69,15 @@ def home(request: Request, session: SessionDep, cfg: SettingsDep) -> Response:
     user = _session_user(request, session, cfg)
     if user is None:
         return RedirectResponse("/login", status_code=status.HTTP_303_SEE_OTHER)
+    version = _asset_version()
     context: dict[str, Any] = {
         "user": user,
         "csrf_cookie": cfg.csrf_cookie,
-        "asset_version": _asset_version(),
+        "asset_version": version,
+        "import_map": {
+            f"/static/js/{path.name}": f"/static/js/{path.name}?v={version}"
+            for path in sorted((STATIC_DIR / "js").glob("*.js"))
+        },
     }
     return TEMPLATES.TemplateResponse(request, "app.html", context)
 

@@ -1,0 +1,76 @@
+/* Calls to the JSON API with the session cookie and CSRF header; errors as sentences.
+ */
+import { stopJobWatch } from "./jobs.js";
+import { $, state } from "./util.js";
+
+/* ------------------------------------------------------------------ API */
+
+export class ApiError extends Error {
+  constructor(status, message) { super(message); this.status = status; }
+}
+
+export function csrf() {
+  const name = (window.FOLDWISE && window.FOLDWISE.csrfCookie) || "foldwise_csrf";
+  const hit = document.cookie.split("; ").find((c) => c.startsWith(name + "="));
+  return hit ? decodeURIComponent(hit.slice(name.length + 1)) : "";
+}
+
+export function detailOf(body, status) {
+  const d = body && body.detail;
+  if (typeof d === "string") return d;
+  if (Array.isArray(d)) {
+    return d.map((e) => `${(e.loc || []).slice(1).join(".") || "input"}: ${e.msg}`).join("; ");
+  }
+  if (status >= 500) return `the server failed (error ${status}); try again, or tell your administrator`;
+  return `the server answered ${status}`;
+}
+
+export async function api(method, url, body) {
+  const headers = { Accept: "application/json" };
+  const opts = { method, headers, credentials: "same-origin" };
+  if (method !== "GET") headers["X-CSRF-Token"] = csrf();
+  if (body instanceof FormData) opts.body = body;
+  else if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    opts.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(url, opts);
+  } catch (err) {
+    throw new ApiError(0, "cannot reach the server; check your connection");
+  }
+  if (res.status === 401) {
+    sessionExpired();
+    throw new ApiError(401, "your session has expired");
+  }
+  if (res.status === 204) return null;
+  const type = res.headers.get("content-type") || "";
+  const data = type.includes("json") ? await res.json().catch(() => null) : await res.text();
+  if (!res.ok) throw new ApiError(res.status, detailOf(data, res.status));
+  return data;
+}
+
+export function sessionExpired() {
+  if (state.sessionLost) return;
+  state.sessionLost = true;
+  stopJobWatch();
+  const banner = $("#banner");
+  banner.innerHTML = 'Your session has expired. <a href="/login?expired=1&next=/" id="relogin">Log in again</a> ' +
+    "to keep working; nothing you did before was lost.";
+  banner.hidden = false;
+}
+
+export function toast(message, kind = "info") {
+  const el = document.createElement("div");
+  el.className = `toast ${kind}`;
+  el.setAttribute("role", kind === "error" ? "alert" : "status");
+  el.textContent = message;
+  $("#toasts").append(el);
+  setTimeout(() => el.remove(), kind === "error" ? 8000 : 3500);
+}
+
+export function fail(err, what) {
+  if (err instanceof ApiError && err.status === 401) return;
+  toast(`${what}: ${err.message}`, "error");
+}

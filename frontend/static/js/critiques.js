@@ -1,0 +1,177 @@
+/* Critiques made in the tree and the document panel, shown at once and confirmed
+ * (or reverted) by the server; the "Move to..." picker.
+ */
+import { api, fail, toast } from "./api.js";
+import { watchJobs } from "./jobs.js";
+import { openDocument, refreshView } from "./panels.js";
+import { refreshHistory } from "./side.js";
+import { docKey, folderKey, refreshTree, renderTree, select } from "./tree.js";
+import { $, esc, state } from "./util.js";
+
+/* ---------------------------------------------------------- critiques */
+
+export async function critique(body, what) {
+  try {
+    const out = await api("POST", "/api/critiques", body);
+    refreshHistory();
+    watchJobs();
+    return out;
+  } catch (err) {
+    fail(err, what);
+    return null;
+  }
+}
+
+export async function moveDocument(docId, folderId) {
+  const t = state.tree;
+  const d = t.docs.get(docId);
+  const f = t.folders.get(folderKey(folderId));
+  if (!d || !f || (d.filed && d.folderKey === f.key)) return;
+  // Show the critique at once; the answer from the server confirms or reverts it.
+  const before = { folderKey: d.folderKey, filed: d.filed };
+  moveInModel(d, f.key, true);
+  d.pending = true;
+  state.expanded.add(f.key);
+  renderTree();
+  select(docKey(docId));
+  const out = await critique({ kind: "move", document_id: docId, folder_id: folderId }, "Could not move the document");
+  d.pending = false;
+  if (!out) moveInModel(d, before.folderKey, before.filed);
+  else toast(`Moved “${d.title}” to ${f.name}`);
+  renderTree();
+  if (state.openDoc === docId) openDocument(docId);
+}
+
+export function moveInModel(d, key, filed) {
+  const t = state.tree;
+  const from = t.folders.get(d.folderKey);
+  if (from) from.docs = from.docs.filter((x) => x !== d);
+  const to = t.folders.get(key) || t.folders.get("u:");
+  d.folderKey = to ? to.key : null;
+  d.filed = filed;
+  if (to) to.docs.unshift(d);
+  recount();
+}
+
+export function recount() {
+  const count = (f) => {
+    f.total = f.docs.length;
+    f.fresh = f.docs.filter((d) => !d.filed).length;
+    for (const c of f.children) { count(c); f.total += c.total; f.fresh += c.fresh; }
+  };
+  state.tree.roots.forEach(count);
+}
+
+export async function acceptProposal(f, name) {
+  if (!f || f.kind !== "proposed") return;
+  f.pending = true;
+  f.name = name || f.name;
+  renderTree();
+  const body = name ? { kind: "rename", proposal_id: f.id, name } : { kind: "accept", proposal_id: f.id };
+  const out = await critique(body, name ? "Could not rename the folder" : "Could not accept the folder");
+  if (out) {
+    toast(`Folder “${f.name}” created`);
+    await refreshTree();
+    if (out.created_folder_id != null && state.selected === f.key) {
+      state.selected = folderKey(out.created_folder_id);
+      renderTree();
+    }
+    refreshView();
+  } else {
+    f.pending = false;
+    renderTree();
+  }
+}
+
+export async function rejectProposal(f) {
+  if (!f || f.kind !== "proposed") return;
+  f.pending = true;
+  renderTree();
+  const out = await critique({ kind: "reject", proposal_id: f.id }, "Could not reject the folder");
+  if (out) {
+    toast(`Proposal “${f.name}” rejected`);
+    await refreshTree();
+    refreshView();
+  } else {
+    f.pending = false;
+    renderTree();
+  }
+}
+
+export function startRename(f, node) {
+  const name = node.querySelector(".name");
+  const input = document.createElement("input");
+  input.className = "rename-input";
+  input.value = f.name;
+  input.setAttribute("aria-label", "New folder name");
+  name.replaceWith(input);
+  input.focus();
+  input.select();
+  let done = false;
+  const finish = (ok) => {
+    if (done) return;
+    done = true;
+    const value = input.value.trim();
+    if (ok && value) acceptProposal(f, value); else renderTree();
+  };
+  input.addEventListener("keydown", (ev) => {
+    ev.stopPropagation();
+    if (ev.key === "Enter") finish(true);
+    if (ev.key === "Escape") finish(false);
+  });
+  input.addEventListener("blur", () => finish(false));
+}
+
+export async function notInProposal(docId, proposalId) {
+  const d = state.tree.docs.get(docId);
+  if (d) { d.pending = true; renderTree(); }
+  const out = await critique({ kind: "not_in", document_id: docId, proposal_id: proposalId },
+    "Could not record that");
+  if (out) {
+    toast("Noted: it does not belong there");
+    await refreshTree();
+    openDocument(docId);
+  } else if (d) {
+    d.pending = false;
+    renderTree();
+  }
+}
+
+/* ------------------------------------------------------ move picker */
+
+let moveFor = null;
+
+export function folderPaths() {
+  const out = [];
+  const walk = (f, prefix) => {
+    if (f.kind !== "existing") return;
+    const path = prefix ? `${prefix} / ${f.name}` : f.name;
+    out.push({ id: f.id, path });
+    f.children.forEach((c) => walk(c, path));
+  };
+  state.tree.roots.forEach((f) => walk(f, ""));
+  return out;
+}
+
+export function openMovePicker(docId) {
+  moveFor = docId;
+  const d = state.tree.docs.get(docId);
+  $("#move-title").textContent = `Move “${d ? d.title : "document"}” to…`;
+  $("#move-filter").value = "";
+  fillMoveList("");
+  $("#move-dialog").showModal();
+  $("#move-filter").focus();
+}
+
+export function fillMoveList(filter) {
+  const f = filter.toLowerCase();
+  const items = folderPaths().filter((p) => p.path.toLowerCase().includes(f));
+  $("#move-list").innerHTML = items.length
+    ? items.map((p, i) => `<li role="option" data-folder="${p.id}" class="${i === 0 ? "active" : ""}">${esc(p.path)}</li>`).join("")
+    : '<li class="muted">No folder matches.</li>';
+}
+
+export function pickMove(folderId) {
+  $("#move-dialog").close();
+  if (moveFor != null && folderId) moveDocument(moveFor, folderId);
+}

@@ -1,0 +1,133 @@
+/* Foldwise browser UI: a file manager that makes suggestions.
+ *
+ * Plain ES modules, no build step. Shapes of the API are in docs/recluster.md and /docs.
+ * This module wires the page's events and loads the first tree.
+ */
+import { ApiError, api, fail } from "./api.js";
+import { fillMoveList, pickMove } from "./critiques.js";
+import { startRecluster, watchJobs } from "./jobs.js";
+import { onSearchInput, openDocument, openFolder, runSearch, showView, uploadFiles } from "./panels.js";
+import { refreshHistory, refreshQuality, refreshQuestion, undoCritique } from "./side.js";
+import { buildTree, loadTree, onDragEnd, onDragOver, onDragStart, onDrop, onTreeClick, onTreeKey, renderTree, reveal } from "./tree.js";
+import { $, $$, IDLE_CHECK_MS, STORE, esc, restoreView, state } from "./util.js";
+
+/* ---------------------------------------------------------------- setup */
+
+function selectTab(button) {
+  for (const b of $$(".tabs button")) {
+    const on = b === button;
+    b.setAttribute("aria-selected", String(on));
+    $(`#${b.dataset.panel}`).hidden = !on;
+  }
+  if (button.id === "tab-history") refreshHistory();
+  if (button.id === "tab-quality") refreshQuality();
+}
+
+function wire() {
+  const tree = $("#tree");
+  tree.addEventListener("click", onTreeClick);
+  tree.addEventListener("keydown", onTreeKey);
+  tree.addEventListener("dragstart", onDragStart);
+  tree.addEventListener("dragover", onDragOver);
+  tree.addEventListener("drop", onDrop);
+  tree.addEventListener("dragend", onDragEnd);
+  tree.addEventListener("focus", (ev) => {
+    if (ev.target === tree) { const first = $("#tree [tabindex='0']"); if (first) first.focus(); }
+  });
+
+  $("#search").addEventListener("input", onSearchInput);
+  $("#search-form").addEventListener("submit", (ev) => { ev.preventDefault(); runSearch($("#search").value); });
+  $("#content").addEventListener("click", (ev) => {
+    const sub = ev.target.closest("[data-folder]");
+    if (sub && $("#folder-view").contains(sub)) {
+      const key = sub.dataset.folder;
+      reveal(null, key);
+      openFolder(key);
+      return;
+    }
+    const hit = ev.target.closest("[data-doc]");
+    if (!hit || !$("#content").contains(hit)) return;
+    const id = Number(hit.dataset.doc);
+    reveal(id);
+    openDocument(id);
+  });
+
+  $("#upload-btn").onclick = () => showView("upload-view");
+  $("#dropzone").addEventListener("keydown", (ev) => { if (ev.key === "Enter") $("#file-input").click(); });
+  $("#file-input").addEventListener("change", (ev) => { uploadFiles([...ev.target.files]); ev.target.value = ""; });
+  const hasFiles = (ev) => ev.dataTransfer && [...ev.dataTransfer.types].includes("Files");
+  document.addEventListener("dragover", (ev) => {
+    if (!hasFiles(ev)) return;
+    ev.preventDefault();
+    document.body.classList.add("dragging-files");
+  });
+  document.addEventListener("dragleave", (ev) => { if (!ev.relatedTarget) document.body.classList.remove("dragging-files"); });
+  document.addEventListener("drop", (ev) => {
+    if (!hasFiles(ev)) return;
+    ev.preventDefault();
+    document.body.classList.remove("dragging-files");
+    uploadFiles([...ev.dataTransfer.files]);
+  });
+
+  $("#recluster-btn").onclick = () => startRecluster(false);
+  $("#logout-btn").onclick = async () => {
+    try { await api("POST", "/auth/logout"); } catch (_) { /* the session is gone either way */ }
+    try { sessionStorage.removeItem(STORE); } catch (_) { /* ignore */ }
+    window.location.href = "/login";
+  };
+
+  for (const b of $$(".tabs button")) b.onclick = () => selectTab(b);
+  $("#panel-questions").addEventListener("click", (ev) => {
+    const link = ev.target.closest("[data-open]");
+    if (!link) return;
+    const id = Number(link.dataset.open);
+    reveal(id);
+    openDocument(id);
+  });
+  $("#panel-history").addEventListener("click", (ev) => {
+    const b = ev.target.closest(".act-undo");
+    if (b) undoCritique(Number(b.dataset.id), b);
+  });
+
+  $("#move-filter").addEventListener("input", (ev) => fillMoveList(ev.target.value));
+  $("#move-filter").addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter") {
+      ev.preventDefault();
+      const first = $("#move-list li[data-folder]");
+      if (first) pickMove(Number(first.dataset.folder));
+    }
+  });
+  $("#move-list").addEventListener("click", (ev) => {
+    const li = ev.target.closest("li[data-folder]");
+    if (li) pickMove(Number(li.dataset.folder));
+  });
+}
+
+async function main() {
+  restoreView();
+  wire();
+  try {
+    await loadTree();
+  } catch (err) {
+    $("#tree").innerHTML = `<p class="error pad" role="alert">Could not load your folders: ${esc(err.message)}</p>`;
+    return;
+  }
+  if (state.openDoc && state.tree.docs.has(state.openDoc)) openDocument(state.openDoc);
+  refreshQuestion();
+  watchJobs();
+  // Trees also change without this page (API uploads, another tab): look now and then.
+  setInterval(() => {
+    if (!state.jobTimer && !state.jobStream && !state.sessionLost && document.visibilityState === "visible") watchJobs();
+  }, IDLE_CHECK_MS);
+}
+
+// Last line of defence: an API error nobody caught is still shown as a sentence.
+window.addEventListener("unhandledrejection", (ev) => {
+  if (ev.reason instanceof ApiError) {
+    ev.preventDefault();
+    fail(ev.reason, "Something went wrong");
+  }
+});
+
+window.foldwise = { state, loadTree, renderTree, buildTree };
+document.addEventListener("DOMContentLoaded", main);

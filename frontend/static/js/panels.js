@@ -1,0 +1,221 @@
+/* The main area: a document (where and why, similar documents), a folder or proposal,
+ * search results, and adding documents.
+ */
+import { api } from "./api.js";
+import { acceptProposal, moveDocument, notInProposal, openMovePicker, rejectProposal, startRename } from "./critiques.js";
+import { startRecluster } from "./jobs.js";
+import { folderKey, refreshTree } from "./tree.js";
+import { $, $$, PREVIEW_CHARS, esc, pct, saveView, state } from "./util.js";
+
+/* ------------------------------------------------------ document panel */
+
+export function showView(id) {
+  for (const v of $$("#content .view")) v.hidden = v.id !== id;
+}
+
+export function folderLabel(key) {
+  const names = [];
+  let f = state.tree && state.tree.folders.get(key);
+  while (f) { names.unshift(f.name); f = state.tree.folders.get(f.parentKey); }
+  return names.join(" / ");
+}
+
+export async function openDocument(id) {
+  state.openDoc = id;
+  saveView();
+  const view = $("#doc-view");
+  showView("doc-view");
+  view.innerHTML = '<p class="muted">Loading…</p>';
+  let doc;
+  try {
+    doc = await api("GET", `/api/documents/${id}`);
+  } catch (err) {
+    view.innerHTML = `<p class="error" role="alert">Could not open this document: ${esc(err.message)}</p>`;
+    return;
+  }
+  if (state.openDoc !== id) return;
+  const m = state.tree && state.tree.docs.get(id);
+  const f = m && state.tree.folders.get(m.folderKey);
+  let where;
+  if (doc.folder_id != null) {
+    where = `<div class="where" id="doc-where"><div>Filed in <span class="path">${esc(doc.folder_path || folderLabel(folderKey(doc.folder_id)))}</span>` +
+      ' <span class="muted">— you put it there.</span></div></div>';
+  } else if (m && m.placed && f && f.kind !== "unfiled") {
+    const proposal = f.kind === "proposed";
+    where = `<div class="where suggested" id="doc-where"><div>Foldwise suggests <span class="path">${esc(folderLabel(f.key))}</span>` +
+      `${proposal ? ' <span class="muted">(a proposed new folder)</span>' : ""} ` +
+      `<span class="conf">${pct(m.confidence)} confident</span></div>` +
+      (m.terms && m.terms.length ? `<div class="muted small">because of the words</div><div class="chips">${m.terms.map((t) => `<span class="chip">${esc(t)}</span>`).join("")}</div>` : "") +
+      '<div class="buttons">' +
+      (proposal ? `<button id="not-in-btn" data-proposal="${esc(f.id)}">Doesn’t belong here</button>`
+        : `<button id="accept-place-btn" class="primary" data-folder="${f.id}">File it here</button>`) +
+      "</div></div>";
+  } else if (m && m.placed) {
+    where = '<div class="where suggested" id="doc-where">No folder fits it well yet. Use “Move to…” to file it: ' +
+      "Foldwise learns from where you put it.</div>";
+  } else {
+    where = '<div class="where" id="doc-where">Not filed. Foldwise places it after the next recluster.</div>';
+  }
+  const text = doc.text.length > PREVIEW_CHARS ? `${doc.text.slice(0, PREVIEW_CHARS)}\n…` : doc.text;
+  view.innerHTML =
+    `<div class="doc-head"><h2 id="doc-title">${esc(doc.title)}</h2><div class="doc-actions">` +
+    `<a class="btn" id="download-link" href="/api/documents/${doc.id}/file" download>Download original</a>` +
+    '<button type="button" id="move-btn">Move to…</button></div></div>' +
+    `<div class="doc-meta">${esc(doc.filename)} · ${esc(doc.media_type)} · ${(doc.size / 1024).toFixed(1)} KB</div>` +
+    where +
+    '<h3>Similar documents</h3><ul class="similar" id="similar"><li class="muted">Looking…</li></ul>' +
+    `<h3>Text</h3><pre class="preview" id="doc-text">${esc(text)}</pre>`;
+  $("#move-btn").onclick = () => openMovePicker(id);
+  const notIn = $("#not-in-btn");
+  if (notIn) notIn.onclick = () => notInProposal(id, notIn.dataset.proposal);
+  const acceptPlace = $("#accept-place-btn");
+  if (acceptPlace) acceptPlace.onclick = () => moveDocument(id, Number(acceptPlace.dataset.folder));
+  loadSimilar(id);
+}
+
+/** Redraw what the main area shows after the tree changed (the same document or folder). */
+export function refreshView() {
+  if (!$("#doc-view").hidden && state.openDoc) openDocument(state.openDoc);
+  else if (!$("#folder-view").hidden) {
+    if (state.selected && state.tree.folders.has(state.selected)) openFolder(state.selected);
+    else showView("welcome");
+  }
+}
+
+/** The folder's contents in the main area; for a proposal, what it is and what to do. */
+export function openFolder(key) {
+  const f = state.tree && state.tree.folders.get(key);
+  if (!f) return;
+  state.openDoc = null;
+  saveView();
+  const view = $("#folder-view");
+  showView("folder-view");
+  const rows = f.docs.map((d) => `<li data-doc="${d.id}" class="${d.filed ? "" : "suggested"}">` +
+    `<span class="icon doc"></span> ${esc(d.title)}` +
+    (d.filed ? "" : ` <span class="conf">${d.confidence != null ? pct(d.confidence) : ""} suggested</span>`) + "</li>").join("");
+  const subs = f.children.map((c) => `<li data-folder="${esc(c.key)}"><span class="icon folder"></span> ${esc(c.name)}` +
+    ` <span class="muted small">${c.total}</span></li>`).join("");
+  let head = "";
+  if (f.kind === "proposed") {
+    head = '<div class="where proposal-card" id="proposal-card"><div><strong>A new folder?</strong> ' +
+      `Foldwise found ${f.total} documents that fit none of your folders well` +
+      (f.parentKey ? ` inside <span class="path">${esc(folderLabel(f.parentKey))}</span>` : "") + ".</div>" +
+      `<div class="chips">${f.terms.map((t) => `<span class="chip">${esc(t)}</span>`).join("")}</div>` +
+      '<div class="buttons"><button class="primary" id="proposal-accept">Accept</button>' +
+      '<button id="proposal-rename">Rename…</button><button class="danger" id="proposal-reject">Reject</button></div></div>';
+  }
+  view.innerHTML = `<h2 id="folder-title">${esc(f.kind === "proposed" ? f.name : folderLabel(key) || f.name)}</h2>` + head +
+    (subs ? `<h3>Folders</h3><ul class="listing">${subs}</ul>` : "") +
+    `<h3>Documents</h3>${rows ? `<ul class="listing">${rows}</ul>` : '<p class="muted">No documents directly in this folder.</p>'}`;
+  if (f.kind === "proposed") {
+    $("#proposal-accept").onclick = () => acceptProposal(f);
+    $("#proposal-reject").onclick = () => rejectProposal(f);
+    $("#proposal-rename").onclick = () => {
+      const node = $(`#tree [data-key="${CSS.escape(key)}"]`);
+      if (node) startRename(f, node);
+    };
+  }
+}
+
+export async function loadSimilar(id) {
+  const ul = $("#similar");
+  try {
+    const items = await api("GET", `/ui/api/documents/${id}/similar?limit=5`);
+    if (state.openDoc !== id || !ul.isConnected) return;
+    ul.innerHTML = items.length
+      ? items.map((s) => `<li><a data-doc="${s.id}">${esc(s.title)}</a> <span class="muted small">${pct(s.similarity)}</span></li>`).join("")
+      : '<li class="muted">None yet.</li>';
+  } catch (err) {
+    if (ul.isConnected) ul.innerHTML = `<li class="error">${esc(err.message)}</li>`;
+  }
+}
+
+/* -------------------------------------------------------------- search */
+
+/** "a / b" for a filed document, "suggested: a / b" for a placed one, else "unfiled". */
+export function whereLabel(docId, folderId) {
+  if (folderId != null) return `<span class="muted small">${esc(folderLabel(folderKey(folderId)))}</span>`;
+  const d = state.tree && state.tree.docs.get(docId);
+  const f = d && d.placed && state.tree.folders.get(d.folderKey);
+  if (f && f.kind !== "unfiled") {
+    return `<span class="conf small">suggested: ${esc(folderLabel(f.key))}</span>`;
+  }
+  return '<span class="muted small">unfiled</span>';
+}
+
+let searchTimer = null;
+
+/** Search as the person types, a quarter second after the last key. */
+export function onSearchInput(ev) {
+  clearTimeout(searchTimer);
+  searchTimer = setTimeout(() => runSearch(ev.target.value), 250);
+}
+
+export async function runSearch(q) {
+  const view = $("#search-view");
+  if (!q.trim()) { showView(state.openDoc ? "doc-view" : "welcome"); return; }
+  showView("search-view");
+  try {
+    const res = await api("GET", `/api/search?q=${encodeURIComponent(q)}&limit=50`);
+    if ($("#search").value !== q) return;
+    const mark = (s) => esc(s).replace(/\[([^\]]*)\]/g, "<mark>$1</mark>");
+    view.innerHTML = `<h2>Search: “${esc(q)}”</h2>` + (res.hits.length
+      ? `<ul class="hits" id="search-results">${res.hits.map((h) =>
+        `<li data-doc="${h.id}"><div><strong>${esc(h.title)}</strong> ${whereLabel(h.id, h.folder_id)}</div>` +
+        `<div class="snippet">${mark(h.snippet)}</div></li>`).join("")}</ul>`
+      : '<p class="muted" id="search-empty">Nothing matches every word.</p>');
+  } catch (err) {
+    view.innerHTML = `<h2>Search</h2><p class="error" role="alert">${esc(err.message)}</p>`;
+  }
+}
+
+/* ------------------------------------------------------ upload, import */
+
+export function resultRow(name) {
+  const tr = document.createElement("tr");
+  tr.innerHTML = `<td>${esc(name)}</td><td class="status uploading">uploading…</td><td class="detail"></td>`;
+  $("#upload-results tbody").append(tr);
+  $("#upload-results").hidden = false;
+  return {
+    set(status, detail) {
+      const s = tr.querySelector(".status");
+      s.className = `status ${status}`;
+      s.textContent = status;
+      tr.querySelector(".detail").textContent = detail || "";
+      tr.dataset.status = status;
+    },
+  };
+}
+
+export async function uploadFiles(files) {
+  if (!files.length) return;
+  showView("upload-view");
+  let changed = false;
+  for (const file of files) {
+    const row = resultRow(file.name);
+    const form = new FormData();
+    form.append("file", file, file.name);
+    try {
+      if (/\.zip$/i.test(file.name)) {
+        const r = await api("POST", "/api/import/zip", form);
+        const skipped = r.skipped.length ? `; left out: ${r.skipped.join(", ")}` : "";
+        row.set("imported", `${r.documents_created} documents in ${r.folders_created} new folders` +
+          `${r.folders_reused ? ` (${r.folders_reused} existing)` : ""}` +
+          `${r.duplicates ? `, ${r.duplicates} duplicates` : ""}${skipped}`);
+        changed = true;
+      } else {
+        const r = await api("POST", "/api/documents/upload", form);
+        if (r.duplicate) row.set("duplicate", `already stored as “${r.document.title}”`);
+        else { row.set("stored", `“${r.document.title}”, unfiled: Foldwise will place it`); changed = true; }
+      }
+    } catch (err) {
+      if (err.status === 401) { row.set("failed", "session expired"); break; }
+      const rejected = [413, 415, 422].includes(err.status);
+      row.set(rejected ? "rejected" : "failed", err.message);
+    }
+  }
+  if (changed) {
+    await refreshTree();
+    if (state.hasRecluster) startRecluster(true);
+  }
+}

@@ -1,0 +1,351 @@
+/* The tree: one model from the folders and the extended tree, drawn in one pass;
+ * keyboard navigation and dragging documents onto folders.
+ */
+import { api, fail } from "./api.js";
+import { acceptProposal, moveDocument, openMovePicker, rejectProposal, startRename } from "./critiques.js";
+import { openDocument, openFolder } from "./panels.js";
+import { $, $$, esc, pct, saveView, state } from "./util.js";
+
+/* ------------------------------------------------------------ tree model */
+
+export const folderKey = (id) => (typeof id === "string" ? `p:${id}` : `f:${id}`);
+export const docKey = (id) => `d:${id}`;
+
+export function emptyFolder(key, fields) {
+  return { key, children: [], docs: [], total: 0, fresh: 0, ...fields };
+}
+
+/** Merge the person's folders (with titles) and the extended tree into one model. */
+export function buildTree(base, ext) {
+  const folders = new Map();
+  const docs = new Map();
+  const roots = [];
+  const walk = (node, parentKey) => {
+    const f = emptyFolder(folderKey(node.id), {
+      id: node.id, kind: "existing", name: node.name, parentKey, terms: [],
+    });
+    folders.set(f.key, f);
+    for (const d of node.documents || []) {
+      docs.set(d.id, { id: d.id, title: d.title, folderKey: f.key, filed: true });
+    }
+    for (const child of node.children || []) walk(child, f.key);
+  };
+  for (const node of base.folders) walk(node, null);
+  for (const d of base.unfiled || []) {
+    docs.set(d.id, { id: d.id, title: d.title, folderKey: null, filed: false });
+  }
+  if (ext) {
+    for (const ef of ext.folders) {
+      if (ef.kind !== "proposed") continue;
+      folders.set(folderKey(ef.id), emptyFolder(folderKey(ef.id), {
+        id: ef.id, kind: "proposed", name: ef.name, terms: ef.top_terms || [],
+        parentKey: ef.parent_id == null ? null : folderKey(ef.parent_id),
+        cohesion: ef.cohesion,
+      }));
+    }
+    for (const p of ext.placements) {
+      const d = docs.get(p.document_id);
+      if (!d || d.filed) continue;
+      d.folderKey = p.folder_id == null ? null : folderKey(p.folder_id);
+      if (d.folderKey && !folders.has(d.folderKey)) d.folderKey = null;
+      d.confidence = p.confidence;
+      d.terms = p.terms || [];
+      d.placed = true;
+    }
+  }
+  // Unfiled documents outside every folder: placed at the top level because nothing fits,
+  // or not seen by any tree version yet.
+  const noFit = emptyFolder("n:", { id: null, kind: "unfiled", name: "No good place yet", terms: [] });
+  const unfiled = emptyFolder("u:", { id: null, kind: "unfiled", name: "Not placed yet", terms: [] });
+  for (const f of folders.values()) {
+    const parent = f.parentKey && folders.get(f.parentKey);
+    if (parent) parent.children.push(f);
+    else { f.parentKey = null; roots.push(f); }
+  }
+  for (const d of docs.values()) {
+    const f = d.folderKey && folders.get(d.folderKey);
+    if (f) f.docs.push(d);
+    else if (d.placed) { d.folderKey = "n:"; noFit.docs.push(d); }
+    else { d.folderKey = "u:"; unfiled.docs.push(d); }
+  }
+  const byName = (a, b) => a.name.localeCompare(b.name);
+  const docOrder = (a, b) => (a.filed === b.filed ? a.title.localeCompare(b.title) : a.filed ? 1 : -1);
+  const count = (f) => {
+    f.children.sort((a, b) => (a.kind === b.kind ? byName(a, b) : a.kind === "proposed" ? 1 : -1));
+    f.docs.sort(docOrder);
+    f.total = f.docs.length;
+    f.fresh = f.docs.filter((d) => !d.filed).length;
+    for (const c of f.children) { count(c); f.total += c.total; f.fresh += c.fresh; }
+  };
+  roots.sort((a, b) => (a.kind === b.kind ? byName(a, b) : a.kind === "proposed" ? 1 : -1));
+  roots.forEach(count);
+  for (const extra of [noFit, unfiled]) {
+    if (extra.docs.length) { count(extra); roots.push(extra); folders.set(extra.key, extra); }
+  }
+  return { folders, docs, roots, version: ext ? ext.version : null, outdated: ext ? ext.outdated : false };
+}
+
+export async function loadTree() {
+  const started = performance.now();
+  const extPromise = !state.hasRecluster ? Promise.resolve(null)
+    : api("GET", "/api/tree/extended").catch((err) => {
+      // Without the recluster service the page is still a file manager, minus suggestions.
+      if (err.status === 404) state.hasRecluster = false;
+      else fail(err, "Could not load suggestions");
+      return null;
+    });
+  const [base, ext] = await Promise.all([api("GET", "/api/folders/tree?include_documents=true"), extPromise]);
+  const fetched = performance.now();
+  state.tree = buildTree(base, ext);
+  state.version = state.tree.version;
+  revealNewProposals();
+  const built = performance.now();
+  renderTree();
+  void $("#tree").offsetHeight; // include layout in the figure
+  const drawn = performance.now();
+  state.timings = { fetch: fetched - started, build: built - fetched, render: drawn - built, total: drawn - started };
+  return state.tree;
+}
+
+/** Open the folders that hold proposals the person has not seen yet (once per proposal). */
+export function revealNewProposals() {
+  for (const f of state.tree.folders.values()) {
+    if (f.kind !== "proposed" || state.seenProposals.has(f.key)) continue;
+    state.seenProposals.add(f.key);
+    let key = f.parentKey;
+    while (key) {
+      state.expanded.add(key);
+      const parent = state.tree.folders.get(key);
+      key = parent ? parent.parentKey : null;
+    }
+  }
+}
+
+/** Reload the tree after a change; errors become a message, never an unhandled rejection. */
+export async function refreshTree() {
+  try {
+    await loadTree();
+    return true;
+  } catch (err) {
+    fail(err, "Could not reload your folders");
+    return false;
+  }
+}
+
+/* ------------------------------------------------------------ tree view */
+
+
+export function folderHtml(f, depth, out) {
+  const open = state.expanded.has(f.key);
+  const hasKids = f.children.length || f.docs.length;
+  const cls = ["node", "folder", f.kind];
+  if (f.pending) cls.push("pending");
+  if (state.selected === f.key) cls.push("selected");
+  const filed = f.total - f.fresh;
+  const fresh = f.fresh ? `<span class="new" title="${f.fresh} suggested here, not filed yet">+${f.fresh}</span>` : "";
+  const countText = filed || !f.fresh ? `${filed}${fresh ? " " : ""}${fresh}` : fresh;
+  // A proposal gets a second line: its top terms and what the person can do with it.
+  const bar = f.kind === "proposed"
+    ? `<div class="proposal-bar" style="padding-left:${6 + depth * 16 + 35}px">` +
+      `<span class="terms" title="top terms">${esc(f.terms.slice(0, 6).join(" · "))}</span>` +
+      (f.pending ? '<span class="muted small">saving…</span>'
+        : '<span class="proposal-actions"><button class="small act-accept" title="Make it a real folder">Accept</button>' +
+          '<button class="small act-rename" title="Accept under another name">Rename</button>' +
+          '<button class="small danger act-reject" title="Reject: its documents go to the parent folder">Reject</button></span>') +
+      "</div>"
+    : "";
+  out.push(
+    `<div class="${cls.join(" ")}" role="treeitem" data-key="${esc(f.key)}" aria-level="${depth + 1}"` +
+      `${hasKids ? ` aria-expanded="${open}"` : ""} aria-selected="${state.selected === f.key}" tabindex="-1">` +
+      `<div class="row" style="padding-left:${6 + depth * 16}px">` +
+      `<span class="twisty">${hasKids ? (open ? "▾" : "▸") : ""}</span><span class="icon folder"></span>` +
+      `<span class="name">${esc(f.name)}</span>` +
+      `<span class="count" title="${filed} filed, ${f.fresh} suggested">${countText}</span></div>${bar}`,
+  );
+  if (open && hasKids) {
+    out.push('<div role="group">');
+    for (const c of f.children) folderHtml(c, depth + 1, out);
+    for (const d of f.docs) docHtml(d, depth + 1, out);
+    out.push("</div>");
+  }
+  out.push("</div>");
+}
+
+export function docHtml(d, depth, out) {
+  const cls = ["node", "doc"];
+  if (!d.filed) cls.push("suggested");
+  if (d.pending) cls.push("pending");
+  if (state.selected === docKey(d.id)) cls.push("selected");
+  const conf = !d.filed && d.confidence != null
+    ? `<span class="conf${d.confidence < 0.5 ? " low" : ""}" title="confidence of this suggestion">${pct(d.confidence)}</span>` : "";
+  out.push(
+    `<div class="${cls.join(" ")}" role="treeitem" data-key="d:${d.id}" data-doc="${d.id}" draggable="true"` +
+      ` aria-level="${depth + 1}" aria-selected="${state.selected === docKey(d.id)}" tabindex="-1">` +
+      `<div class="row" style="padding-left:${6 + depth * 16 + 14}px"><span class="icon doc"></span>` +
+      `<span class="name" title="${esc(d.title)}">${esc(d.title)}</span>${conf}</div></div>`,
+  );
+}
+
+export function renderTree() {
+  const tree = $("#tree");
+  const scroll = tree.scrollTop;
+  const t = state.tree;
+  if (!t.roots.length) {
+    tree.innerHTML = '<p class="muted pad">No folders yet. Drop a zip of your folders on the page, or use “Add documents”.</p>';
+  } else {
+    const out = [];
+    for (const f of t.roots) folderHtml(f, 0, out);
+    tree.innerHTML = out.join("");
+  }
+  tree.scrollTop = scroll;
+  const proposals = [...t.folders.values()].filter((f) => f.kind === "proposed").length;
+  $("#tree-summary").textContent =
+    `${t.docs.size} documents · ${proposals} proposed` + (t.version ? ` · v${t.version}` : "") +
+    (t.outdated ? " · update due" : "");
+  const sel = state.selected && tree.querySelector(`[data-key="${CSS.escape(state.selected)}"]`);
+  if (sel) sel.tabIndex = 0;
+  else if (tree.firstElementChild && tree.firstElementChild.dataset) tree.firstElementChild.tabIndex = 0;
+  saveView();
+}
+
+export function nodeOf(el) { return el && el.closest(".node"); }
+
+export function toggle(key, open) {
+  const want = open ?? !state.expanded.has(key);
+  if (want) state.expanded.add(key); else state.expanded.delete(key);
+  renderTree();
+  focusKey(key);
+}
+
+export function focusKey(key) {
+  const el = $(`#tree [data-key="${CSS.escape(key)}"]`);
+  if (!el) return;
+  $$("#tree [tabindex='0']").forEach((n) => { n.tabIndex = -1; });
+  el.tabIndex = 0;
+  el.focus({ preventScroll: true });
+  el.firstElementChild.scrollIntoView({ block: "nearest" });
+}
+
+export function select(key) {
+  state.selected = key;
+  $$("#tree .node.selected").forEach((n) => { n.classList.remove("selected"); n.setAttribute("aria-selected", "false"); });
+  const el = $(`#tree [data-key="${CSS.escape(key)}"]`);
+  if (el) { el.classList.add("selected"); el.setAttribute("aria-selected", "true"); }
+  focusKey(key);
+  saveView();
+}
+
+/** Expand the ancestors of a document so that it shows, then select it. */
+export function reveal(docId, folder) {
+  const d = docId != null && state.tree && state.tree.docs.get(docId);
+  if (!d && !folder) return;
+  let key = d ? d.folderKey : state.tree.folders.get(folder) && state.tree.folders.get(folder).parentKey;
+  while (key) {
+    state.expanded.add(key);
+    const f = state.tree.folders.get(key);
+    key = f ? f.parentKey : null;
+  }
+  renderTree();
+  select(d ? docKey(docId) : folder);
+}
+
+export function onTreeClick(ev) {
+  const node = nodeOf(ev.target);
+  if (!node) return;
+  const key = node.dataset.key;
+  const f = state.tree.folders.get(key);
+  if (ev.target.closest(".act-accept")) return acceptProposal(f);
+  if (ev.target.closest(".act-reject")) return rejectProposal(f);
+  if (ev.target.closest(".act-rename")) return startRename(f, node);
+  if (ev.target.closest(".rename-input")) return;
+  if (node.dataset.doc) {
+    select(key);
+    openDocument(Number(node.dataset.doc));
+  } else {
+    state.selected = key;
+    toggle(key);
+    openFolder(key);
+  }
+}
+
+export function onTreeKey(ev) {
+  if (ev.target.closest("input")) return;
+  const items = $$("#tree [role=treeitem]");
+  const current = nodeOf(document.activeElement) || $("#tree [tabindex='0']") || items[0];
+  if (!current) return;
+  const i = items.indexOf(current);
+  const key = current.dataset.key;
+  const isFolder = !current.dataset.doc;
+  const go = (el) => { if (el) { ev.preventDefault(); select(el.dataset.key); } };
+  switch (ev.key) {
+    case "ArrowDown": go(items[i + 1]); break;
+    case "ArrowUp": go(items[i - 1]); break;
+    case "Home": go(items[0]); break;
+    case "End": go(items[items.length - 1]); break;
+    case "ArrowRight":
+      ev.preventDefault();
+      if (isFolder && !state.expanded.has(key)) { state.selected = key; toggle(key, true); }
+      else if (isFolder) go(items[i + 1] && items[i + 1].parentElement.closest(".node") === current ? items[i + 1] : null);
+      break;
+    case "ArrowLeft": {
+      ev.preventDefault();
+      if (isFolder && state.expanded.has(key)) { state.selected = key; toggle(key, false); }
+      else go(current.parentElement.closest(".node"));
+      break;
+    }
+    case "Enter":
+    case " ":
+      ev.preventDefault();
+      if (isFolder) { state.selected = key; toggle(key); } else openDocument(Number(current.dataset.doc));
+      break;
+    case "m":
+      if (!isFolder) { ev.preventDefault(); openMovePicker(Number(current.dataset.doc)); }
+      break;
+    default:
+  }
+}
+
+/* ------------------------------------------------------ drag and drop */
+
+let dragDoc = null;
+
+export function onDragStart(ev) {
+  const node = nodeOf(ev.target);
+  if (!node || !node.dataset.doc) return;
+  dragDoc = Number(node.dataset.doc);
+  ev.dataTransfer.setData("text/x-foldwise-document", String(dragDoc));
+  ev.dataTransfer.effectAllowed = "move";
+}
+
+export function dropFolder(ev) {
+  const node = nodeOf(ev.target);
+  if (!node || node.dataset.doc) return null;
+  const f = state.tree.folders.get(node.dataset.key);
+  return f && f.kind === "existing" ? { node, f } : null;
+}
+
+export function onDragOver(ev) {
+  if (dragDoc == null) return;
+  const target = dropFolder(ev);
+  $$("#tree .drop-target").forEach((n) => n.classList.remove("drop-target"));
+  if (!target) return;
+  ev.preventDefault();
+  ev.dataTransfer.dropEffect = "move";
+  target.node.classList.add("drop-target");
+}
+
+export function onDragEnd() {
+  dragDoc = null;
+  $$("#tree .drop-target").forEach((n) => n.classList.remove("drop-target"));
+}
+
+export function onDrop(ev) {
+  const target = dropFolder(ev);
+  $$("#tree .drop-target").forEach((n) => n.classList.remove("drop-target"));
+  const id = dragDoc;
+  dragDoc = null;
+  if (!target || id == null) return;
+  ev.preventDefault();
+  ev.stopPropagation();
+  moveDocument(id, target.f.id);
+}

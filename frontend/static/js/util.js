@@ -1,0 +1,50 @@
+/* Shared helpers and the page state (what is open, expanded, selected).
+ */
+
+export const $ = (sel, root = document) => root.querySelector(sel);
+export const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
+export const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({
+  "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;",
+}[c]));
+
+export const POLL_MS = 500;
+export const IDLE_CHECK_MS = 15000;
+export const PREVIEW_CHARS = 4000;
+export const STORE = "foldwise.view";
+
+export const state = {
+  tree: null,            // the model built by buildTree()
+  version: null,         // extended tree version shown
+  expanded: new Set(),   // keys of expanded folders
+  seenProposals: new Set(), // proposals already revealed once
+  selected: null,        // key of the selected node
+  openDoc: null,         // id of the document in the panel
+  job: null,             // the job being watched {id, state, ...}
+  jobTimer: null,
+  jobStream: null,       // EventSource of the followed job
+  sessionLost: false,
+  timings: null,         // of the last loadTree(), in ms (the speed test reads them)
+  question: null,
+  hasRecluster: true,    // false when the recluster endpoints are not installed
+};
+
+export function pct(x) { return `${Math.round(100 * x)}%`; }
+
+export function saveView() {
+  try {
+    sessionStorage.setItem(STORE, JSON.stringify({
+      expanded: [...state.expanded], selected: state.selected, openDoc: state.openDoc,
+      seen: [...state.seenProposals].slice(-500),
+    }));
+  } catch (_) { /* private mode: the view is simply not remembered */ }
+}
+
+export function restoreView() {
+  try {
+    const v = JSON.parse(sessionStorage.getItem(STORE) || "{}");
+    state.expanded = new Set(v.expanded || []);
+    state.selected = v.selected || null;
+    state.openDoc = v.openDoc || null;
+    state.seenProposals = new Set(v.seen || []);
+  } catch (_) { /* ignore */ }
+}
