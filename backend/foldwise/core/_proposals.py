@@ -144,9 +144,9 @@ def find_proposals(
         n=n,
     )
     groups = _search(ctx, Z, labels, max_labeled_share)
-    groups = _merge(ctx, groups)
+    groups = _absorb(ctx, _merge(ctx, groups))
     split_below = _sibling_similarity(ctx, labels)
-    return [_split(ctx, g, split_below) for g in groups if len(g.members) >= min_size]
+    return [_split(ctx, g, split_below, min_size) for g in groups if len(g.members) >= min_size]
 
 
 def _search(
@@ -274,6 +274,72 @@ def _merge(ctx: _Context, groups: list[Group]) -> list[Group]:
             return groups
 
 
+def _absorb(ctx: _Context, groups: list[Group]) -> list[Group]:
+    """Add new documents the dendrogram left elsewhere to the proposal they are closest to.
+
+    A document no existing folder claims joins the proposal whose documents it is most
+    similar to on average, if that beats its average similarity to every existing folder's
+    documents (the test a proposal passes, applied to one document) and is at least that of
+    the proposal's weakest member to the others. A stray document between pieces in the
+    dendrogram is what keeps such documents out of the search.
+    """
+    taken = {d for g in groups for d in g.members}
+    free = [
+        d
+        for d in range(ctx.n)
+        if not ctx.labeled[d] and ctx.placed.best_confidence[d] < ctx.rho and d not in taken
+    ]
+    if not free or not groups:
+        return groups
+    sums = np.vstack([ctx.sum_of(g.members) for g in groups])
+    sizes = np.array([len(g.members) for g in groups], dtype=np.float64)
+    rows = ctx.Xw[free]
+    to_group = np.asarray(rows @ sums.T) / sizes
+    to_folder = (
+        (np.asarray(rows @ ctx.label_sums.T) / ctx.label_counts).max(axis=1)
+        if ctx.label_counts.size
+        else np.zeros(len(free))
+    )
+    # A proposal's weakest member: the lowest average similarity of one member to the others.
+    weakest = np.empty(len(groups))
+    for k, g in enumerate(groups):
+        M = ctx.Xw[list(g.members)]
+        inner = np.asarray(M @ sums[k]).ravel() - 1.0
+        weakest[k] = inner.min() / (len(g.members) - 1)
+    best = to_group.argmax(axis=1)
+    extra: dict[int, list[int]] = {}
+    for d, g, sim, other in zip(free, best, to_group.max(axis=1), to_folder, strict=True):
+        if sim > other and sim >= weakest[g]:
+            extra.setdefault(int(g), []).append(d)
+    return [
+        _with_members(ctx, g, g.members + tuple(extra[k])) if k in extra else g
+        for k, g in enumerate(groups)
+    ]
+
+
+def _with_members(ctx: _Context, group: Group, members: tuple[int, ...]) -> Group:
+    """``group`` holding ``members``; added documents go to the part they are closest to."""
+    added = [d for d in members if d not in set(group.members)]
+    parts = list(group.parts)
+    if parts and added:
+        sums = np.vstack([ctx.sum_of(p.members) for p in parts])
+        sizes = np.array([len(p.members) for p in parts], dtype=np.float64)
+        nearest = (np.asarray(ctx.Xw[added] @ sums.T) / sizes).argmax(axis=1)
+        for k in range(len(parts)):
+            mine = tuple(d for d, j in zip(added, nearest, strict=True) if j == k)
+            if mine:
+                parts[k] = _with_members(ctx, parts[k], parts[k].members + mine)
+    s, m = ctx.sum_of(members), len(members)
+    return Group(
+        members,
+        group.parent,
+        float((s @ s - m) / (m * (m - 1))),
+        ctx.affinity(s, m),
+        group.node,
+        tuple(parts),
+    )
+
+
 def _sibling_similarity(ctx: _Context, labels: Sequence[FolderPath | None]) -> float:
     """Median average cosine between two sibling folders of the person's hierarchy.
 
@@ -291,7 +357,7 @@ def _sibling_similarity(ctx: _Context, labels: Sequence[FolderPath | None]) -> f
     return float(np.median(values)) if values else -np.inf
 
 
-def _split(ctx: _Context, group: Group, split_below: float) -> Group:
+def _split(ctx: _Context, group: Group, split_below: float, min_size: int) -> Group:
     """Proposed subfolders where the dendrogram divides ``group`` like sibling folders."""
     if group.parts:
         return Group(
@@ -300,7 +366,7 @@ def _split(ctx: _Context, group: Group, split_below: float) -> Group:
             group.cohesion,
             group.affinity,
             group.node,
-            tuple(_split(ctx, p, split_below) for p in group.parts),
+            tuple(_split(ctx, p, split_below, min_size) for p in group.parts),
         )
     if group.node < ctx.n:
         return group
@@ -310,7 +376,7 @@ def _split(ctx: _Context, group: Group, split_below: float) -> Group:
         a, b = ctx.children[v]
         A = [d for d in ctx.leaves(a) if d in members]
         B = [d for d in ctx.leaves(b) if d in members]
-        if len(A) >= MIN_PIECE and len(B) >= MIN_PIECE:
+        if len(A) >= min_size and len(B) >= min_size:
             cross = float(ctx.sum_of(A) @ ctx.sum_of(B)) / (len(A) * len(B))
             if cross > split_below:
                 return group
@@ -324,7 +390,7 @@ def _split(ctx: _Context, group: Group, split_below: float) -> Group:
                     ctx.affinity(s, m),
                     node,
                 )
-                parts.append(_split(ctx, part, split_below))
+                parts.append(_split(ctx, part, split_below, min_size))
             return Group(
                 group.members,
                 group.parent,
