@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from .helpers import Api, docx_bytes, eml_bytes, minimal_pdf
+from .helpers import Api, docx_bytes, eml_bytes, minimal_pdf, run_cli
 
 
 def test_post_json_document_then_read_it_back(client: TestClient, api: Api) -> None:
@@ -187,3 +187,26 @@ def test_create_document_service_function(api: Api) -> None:
         session.commit()
     assert (duplicate, duplicate_again) == (False, True)
     assert again.id == doc.id
+
+
+def test_gc_blobs_removes_only_old_unreferenced_files(
+    client: TestClient, api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alice, bob = api.user("alice"), api.user("bob")
+    gone = api.post(alice, "to be deleted")["document"]["id"]
+    shared = api.post(alice, "shared content")["document"]["id"]
+    api.post(bob, "shared content")
+    client.delete(f"/api/documents/{gone}", headers=alice)
+    client.delete(f"/api/documents/{shared}", headers=alice)  # bob still has it
+    assert len(api.snapshot()["blobs"]) == 2
+    young = run_cli(api, monkeypatch, "gc-blobs")
+    assert "removed 0" in young.stdout  # younger than an hour: spared
+    dry = run_cli(api, monkeypatch, "gc-blobs", "--min-age-minutes", "0", "--dry-run")
+    assert "would remove 1" in dry.stdout
+    assert len(api.snapshot()["blobs"]) == 2
+    done = run_cli(api, monkeypatch, "gc-blobs", "--min-age-minutes", "0")
+    assert "removed 1" in done.stdout
+    assert len(api.snapshot()["blobs"]) == 1
+    # Bob's document, which shares the content, still downloads.
+    bob_doc = client.get("/api/documents", headers=bob).json()["items"][0]["id"]
+    assert client.get(f"/api/documents/{bob_doc}/file", headers=bob).content == b"shared content"

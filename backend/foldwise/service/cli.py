@@ -71,6 +71,21 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(1) from exc
         typer.echo(answer)
 
+    @app.command("gc-blobs")
+    def gc_blobs(
+        min_age_minutes: Annotated[float, typer.Option(help="spare younger files")] = 60.0,
+        dry_run: bool = False,
+    ) -> None:
+        """Delete stored original files that no document references any more."""
+        from foldwise.service.db import SessionLocal
+        from foldwise.service.documents.service import collect_blobs
+
+        with SessionLocal() as session:
+            count = collect_blobs(
+                session=session, min_age_seconds=60 * min_age_minutes, dry_run=dry_run
+            )
+        typer.echo(f"{'would remove' if dry_run else 'removed'} {count} unreferenced file(s)")
+
     @app.command("import")
     def import_command(
         path: Annotated[Path, typer.Argument(help="a directory tree or a .zip file")],

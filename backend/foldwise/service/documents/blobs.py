@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -25,6 +26,17 @@ class BlobStore:
     def __init__(self, root: Path) -> None:
         self.root = root
 
+    @staticmethod
+    def _touch(target: Path) -> bool:
+        """Refresh the time of an existing blob; ``False`` if there is none."""
+        # A reused blob is as new as its newest reference: the collector spares young blobs,
+        # so one that an upload is about to reference again is not collected under it.
+        try:
+            os.utime(target)
+        except FileNotFoundError:
+            return False
+        return True
+
     def relative_path(self, digest: str) -> str:
         """Where the blob of ``digest`` lives, relative to ``root``."""
         return f"{digest[:2]}/{digest[2:4]}/{digest}"
@@ -38,7 +50,7 @@ class BlobStore:
         digest = digest or content_hash(data)
         relative = self.relative_path(digest)
         target = self.path(relative)
-        if target.exists():
+        if self._touch(target):
             return relative
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
@@ -61,7 +73,10 @@ class BlobStore:
         file, which is most of the cost of a batch (about 10x on ext4).
         """
         paths = {digest: self.relative_path(digest) for digest in blobs}
-        todo = [d for d in blobs if not self.path(paths[d]).exists()]
+        todo = []
+        for digest in blobs:
+            if not self._touch(self.path(paths[digest])):
+                todo.append(digest)
         if not todo:
             return paths
         temps: dict[str, tuple[int, str]] = {}
@@ -83,3 +98,19 @@ class BlobStore:
                 os.close(fd)
                 Path(tmp).unlink(missing_ok=True)  # no-op once renamed into place
         return paths
+
+    def collect(self, referenced: set[str], min_age_seconds: float, dry_run: bool = False) -> int:
+        """Delete blobs not in ``referenced`` (relative paths) and untouched for
+        ``min_age_seconds``, and stray temporary files as old; returns how many went."""
+        cutoff = time.time() - min_age_seconds
+        removed = 0
+        for path in self.root.rglob("*"):
+            if not path.is_file():
+                continue
+            relative = path.relative_to(self.root).as_posix()
+            if relative in referenced or path.stat().st_mtime > cutoff:
+                continue
+            if not dry_run:
+                path.unlink(missing_ok=True)
+            removed += 1
+        return removed

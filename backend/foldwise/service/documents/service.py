@@ -276,8 +276,8 @@ def update_document(
 
 
 def delete_document(*, session: Session, user: User, document_id: int) -> None:
-    """Delete the document row. Its blob stays: blobs are shared by content across users, and
-    removing one safely needs a collector that runs while no upload is in flight."""
+    """Delete the document row. Its blob may be shared by content with other documents (of
+    any user); ``collect_blobs`` (``foldwise gc-blobs``) removes blobs nobody references."""
     document = get_document(session=session, user=user, document_id=document_id)
     session.delete(document)
     session.flush()
@@ -318,3 +318,10 @@ def folder_path_of(*, session: Session, document: Document) -> str | None:
         return None
     folder = session.get(Folder, document.folder_id)
     return folder_path(session=session, folder=folder) if folder else None
+
+
+def collect_blobs(*, session: Session, min_age_seconds: float = 3600, dry_run: bool = False) -> int:
+    """Remove stored files that no document references any more (deleted documents, failed
+    requests) and that are older than ``min_age_seconds``; returns how many."""
+    referenced = set(session.scalars(select(Document.blob_path).distinct()))
+    return blob_store(session).collect(referenced, min_age_seconds, dry_run=dry_run)
