@@ -83,6 +83,7 @@ def test_recluster_proposal_move_question_undo(page: Page, user: str) -> None:
     expect(page.locator("#doc-where .chip").first).to_be_visible()
 
     # Accept the proposal: it becomes a real folder, its documents filed in it.
+    job_before = page.evaluate("window.foldwise.state.job.id")
     proposal.locator(".row").first.hover()
     proposal.locator(".act-accept").click()
     accepted = folder(page, proposal_name)
@@ -96,7 +97,11 @@ def test_recluster_proposal_move_question_undo(page: Page, user: str) -> None:
     expect(finance.locator(".doc", has_text="cooking-0")).to_have_count(1)
     expect(finance.locator(".doc", has_text="cooking-0")).not_to_have_class(re.compile("pending"))
     expect(cooking.locator(".doc", has_text="cooking-0")).to_have_count(0)
-    page.click("#recluster-btn")
+    # The critiques start a recluster by themselves; the page finds it and shows its progress.
+    page.wait_for_function(
+        "id => window.foldwise.state.job && window.foldwise.state.job.id > id", arg=job_before
+    )
+    expect(page.locator("#job")).to_be_visible()
     version = wait_for_tree_version(page, version + 1)
     finance = folder(page, "finance")
     # The view kept its place: the folder stays open and the moved note stays selected.
