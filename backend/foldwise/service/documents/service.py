@@ -75,8 +75,11 @@ def prepare(
         name = safe_filename(
             filename or (f"{title.strip()}.txt" if title else None), "document.txt"
         )
-        if not extraction.is_supported(name):
-            name += ".txt"
+        # JSON text is plain text; only a markdown name keeps its own type.
+        if extraction.MEDIA_TYPES.get(PurePosixPath(name).suffix.lower()) != "text/markdown":
+            name = (
+                name if PurePosixPath(name).suffix.lower() in (".txt", ".text") else name + ".txt"
+            )
         data = text.replace("\x00", "").encode("utf-8")
         if len(data) > cfg.max_document_bytes:
             raise TooLargeError(
@@ -84,7 +87,8 @@ def prepare(
             )
         if not text.strip():
             raise InvalidInputError("text is empty")
-        found = extraction.Extracted(text=data.decode(), title=None, media_type="text/plain")
+        media = extraction.MEDIA_TYPES[PurePosixPath(name).suffix.lower()]
+        found = extraction.Extracted(text=data.decode(), title=None, media_type=media)
     else:
         assert data is not None
         name = safe_filename(filename, "")
