@@ -147,3 +147,20 @@ def test_invalid_inputs_raise():
         extended_tree(Z, X, labels, term_names=names[:-1])
     with pytest.raises(ValueError, match="min_proposal_size"):
         extended_tree(Z, X, labels, min_proposal_size=1)
+
+
+def test_learned_weights_shape_names_and_cohesion():
+    X, names, truth = topic_corpus(seed=9)
+    labels = label_some(truth, 5, {("music",)}, seed=9)
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    plain = extended_tree(Z, X, labels, term_names=names)
+    named = max(plain.proposals(), key=lambda p: len(p.documents))
+    # Weight 0 (000 eq. 3) on the terms that named the proposal: they cannot name it now.
+    w = np.ones(X.shape[1])
+    dropped = [names.index(t) for t in named.terms]
+    w[dropped] = 0.0
+    w *= X.shape[1] / w.sum()
+    weighted = extended_tree(Z, X, labels, term_names=names, weights=w)
+    assert weighted.proposals()
+    for p in weighted.proposals():
+        assert not set(p.terms) & set(named.terms)

@@ -178,7 +178,7 @@ def extended_tree(
         A model fitted on the same ``X`` and ``labels``; fitted here if omitted.
     min_proposal_size : int, default=5
         Fewest new documents a proposed folder holds. Pieces of a topic from
-        ``MIN_PIECE`` documents on are found first and joined; a joined proposal must reach
+        3 documents on are found first and joined; a joined proposal must reach
         this size. Small groups are cohesive by chance: the dendrogram picks tight ones.
     max_labeled_share : float, default=0.1
         A dendrogram subtree may still become a proposal if at most this share of its

@@ -12,9 +12,14 @@ trained on every labeled document, that also uses the unlabeled ones:
    terms that the few labeled documents never show together.
 3. One-vs-rest linear SVMs on these features, turned into folder posteriors by a softmax
    whose temperature is fitted on cross-validated decision values of the labeled documents.
-4. Level assignment (003 sec. 3.1, eq. 9): a document goes down the folder tree only while
+4. An open-set check: the probability that a document belongs to an existing folder at
+   all, learned by hiding groups of folders from the SVMs in turn (settings 2-3 of 001
+   sec. 5.2, simulated on the labeled documents). Documents of new topics would otherwise
+   be forced, confidently, into the nearest known folder.
+5. Level assignment (003 sec. 3.1, eq. 9): a document goes down the folder tree only while
    the posterior mass of the next subtree stays above ``rho``; an uncertain document stops at
-   the deepest ancestor folder it is confident of.
+   the deepest ancestor folder it is confident of, a document of a new topic at the parent
+   of the folders it resembles.
 
 Explicit triples (x, y, z) ("x is closer to y than to z", 001 sec. 3) restrict the folders
 admissible for an unlabeled ``x`` when ``y`` and ``z`` are labeled.
@@ -82,7 +87,12 @@ class FolderPlacement(BaseEstimator):
     temperature_ : float
         Softmax temperature turning decision values into posteriors.
     centroids_ : ndarray of shape (n_folders, n_terms)
-        Mean weighted tf-idf row of each folder's labeled documents (for explanations).
+        Mean weighted tf-idf row of each folder's labeled documents.
+    novelty_coef_ : ndarray of shape (3,) or (0,)
+        Logistic coefficients of :meth:`known_proba` on (top decision value, its margin,
+        1); empty when there are fewer than 3 folders to hide some from.
+    triples_ : ndarray of shape (n_triples, 3)
+        The explicit triples, applied by :meth:`predict_proba` to fitted rows.
     """
 
     def __init__(
