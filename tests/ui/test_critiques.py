@@ -134,6 +134,14 @@ def test_recluster_proposal_move_question_undo(page: Page, user: str) -> None:
     expect(finance.locator(".doc:not(.suggested)", has_text="cooking-0")).to_have_count(0)
     expect(page.locator("#tree .doc", has_text="cooking-0")).to_have_count(1)
 
+    # The quality panel measures the newest tree against the person's folders.
+    page.click("#tab-quality")
+    expect(page.locator("#quality-report svg")).to_be_visible()
+    expect(page.locator("#q-hcorr")).to_have_text(re.compile(r"^[01]\.\d{3}$"))
+    expect(page.locator("#q-hai")).to_have_text(re.compile(r"^[01]\.\d{3}$"))
+    expect(page.locator("#q-constraints")).to_have_text(re.compile(r"^\d+\.\d%$"))
+    expect(page.locator("#quality-view")).to_contain_text("dendrogram of tree version")
+
 
 def test_rename_reject_and_not_in_proposal(page: Page, user: str) -> None:
     login(page, user)
