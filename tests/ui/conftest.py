@@ -192,6 +192,8 @@ TOPICS = {
     "mortgage dividend portfolio bank credit",
     "gardening": "garden soil compost seed seedling prune mulch watering tomato shrub hedge "
     "perennial flower bloom weed trowel",
+    "music": "guitar piano chord melody rhythm tempo concert orchestra violin harmony scale "
+    "drum song album rehearsal",
 }
 
 
