@@ -36,3 +36,9 @@ def test_empty_or_unusable_collection_is_a_clear_error(texts):
 def test_invalid_parameter_names_the_value():
     with pytest.raises(ValueError, match="max_terms"):
         TextFeatures(max_terms=0).fit(["alpha beta"])
+
+
+def test_english_stop_words_are_dropped_unless_disabled():
+    docs = ["the cat and the dog with the bird"] * 6
+    assert "the" not in set(TextFeatures().fit(docs).vocabulary_)
+    assert "the" in set(TextFeatures(stop_words=None).fit(docs).vocabulary_)

@@ -63,8 +63,20 @@ class _WithoutTriples:
 
 
 #: Method name -> estimator factory ``(options, report) -> estimator with fit(X, y, triples)``.
+def _biihac(options: ReclusterSettings, report: Progress) -> Any:
+    return core.BiiHAC(
+        eta=options.eta,
+        r_max=options.r_max,
+        r_ni=options.r_ni,
+        progress=lambda run, r_max: report("weights", {"run": run, "r_max": r_max}),
+        cluster_progress=lambda done, total: report(
+            "cluster", {"merges_done": done, "merges_total": total}
+        ),
+    )
+
+
 METHODS: dict[str, Callable[[ReclusterSettings, Progress], Any]] = {
-    "biihac": _bihac_family(core.BiiHAC),
+    "biihac": _biihac,
     "bihac": _bihac_family(core.BiHAC),
     "ihac": _ihac,
     "hac": lambda options, report: core.HAC(),
