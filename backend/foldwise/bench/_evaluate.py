@@ -90,6 +90,10 @@ def _rss_mb() -> float:
         return 0.0
 
 
+def _is_at_or_above(placed: FolderPath | None, truth: FolderPath) -> bool:
+    return placed is not None and truth[: len(placed)] == placed
+
+
 def placement_scores(
     placed: list[FolderPath | None],
     truth: list[FolderPath],
@@ -101,9 +105,7 @@ def placement_scores(
     if not targets:
         return float("nan"), float("nan")
     exact = sum(placed[i] == truth[i] for i in targets)
-    ancestor = sum(
-        placed[i] is not None and truth[i][: len(placed[i])] == placed[i] for i in targets
-    )  # type: ignore[index, arg-type]
+    ancestor = sum(_is_at_or_above(placed[i], truth[i]) for i in targets)
     return exact / len(targets), ancestor / len(targets)
 
 

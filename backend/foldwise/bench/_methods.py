@@ -62,13 +62,12 @@ def majority_of_nearest_labeled(Z: NDArray[np.float64], labels: Labels) -> list[
     """For each document, the majority folder of the labeled documents it first meets in Z."""
     n = len(labels)
     members: dict[int, list[int]] = {i: [i] for i in range(n)}
-    votes: dict[int, Counter[FolderPath]] = {
-        i: Counter([labels[i]]) if labels[i] is not None else Counter() for i in range(n)
-    }
-    first_seen: dict[int, dict[FolderPath, int]] = {
-        i: ({labels[i]: 0} if labels[i] is not None else {})
-        for i in range(n)  # type: ignore[dict-item]
-    }
+    votes: dict[int, Counter[FolderPath]] = {i: Counter() for i in range(n)}
+    first_seen: dict[int, dict[FolderPath, int]] = {i: {} for i in range(n)}
+    for i, label in enumerate(labels):
+        if label is not None:
+            votes[i][label] += 1
+            first_seen[i][label] = 0
     placed: list[FolderPath | None] = list(labels)
     for k in range(n - 1):
         a, b = int(Z[k, 0]), int(Z[k, 1])

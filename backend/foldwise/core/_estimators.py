@@ -180,25 +180,25 @@ class BiiHAC(BiHAC):
         X = _validate_docs(X)
         if self.self_label is not None and not 0.0 < self.self_label <= 1.0:
             raise ValueError(f"self_label must be in (0, 1] or None, got {self.self_label!r}")
-        triples = None if triples is None else [tuple(t) for t in triples]
-        self.bihac_linkage_ = self._learn(X, y, triples)
+        triple_list = None if triples is None else [tuple(int(v) for v in t) for t in triples]
+        self.bihac_linkage_ = self._learn(X, y, triple_list)
         labels = list(y) if y is not None else None
         self.placement_, self.self_labeled_ = None, np.zeros(0, dtype=np.intp)
         if labels is not None and self.self_label is not None and any(labels):
             self.placement_ = FolderPlacement().fit(
-                X, labels, weights=self.weights_, triples=triples
+                X, labels, weights=self.weights_, triples=triple_list
             )
-            self_labels = self._self_labels(X, labels, triples)
-            Z, violated = self._ihac(X, self_labels, triples)
+            self_labels = self._self_labels(X, labels, triple_list)
+            Z, violated = self._ihac(X, self_labels, triple_list)
             if violated.any():
-                Z, violated = self._ihac(X, labels, triples)
+                Z, violated = self._ihac(X, labels, triple_list)
             else:
                 self.self_labeled_ = np.array(
                     [i for i, (a, b) in enumerate(zip(labels, self_labels, strict=True)) if a != b],
                     dtype=np.intp,
                 )
         else:
-            Z, violated = self._ihac(X, labels, triples)
+            Z, violated = self._ihac(X, labels, triple_list)
         self._store(Z, violated)
         return self
 

@@ -58,11 +58,12 @@ def cosine_distances(
     U = unit_rows(X, weights)
     n = U.shape[0]
     D = np.empty((n, n), dtype=dtype)
-    UT = U.T.tocsc() if sp.issparse(U) else U.T
+    sparse = sp.issparse(U)
+    UT = sp.csc_matrix(U.T) if sparse else U.T
     for start in range(0, n, block_rows):
         stop = min(start + block_rows, n)
         block = U[start:stop] @ UT
-        D[start:stop] = block.toarray() if sp.issparse(block) else block
+        D[start:stop] = sp.csr_matrix(block).toarray() if sparse else block
     np.subtract(1.0, D, out=D)
     np.clip(D, 0.0, 2.0, out=D)
     np.fill_diagonal(D, 0.0)
@@ -94,10 +95,11 @@ def ihac_from_distances(
         raise ValueError(f"constraints are for {constraints.n_docs} docs, matrix has {n}")
     arrays = constraints.kernel_arrays()
     counter = np.zeros(2, dtype=np.int64)
+    kernel: Callable[..., tuple[NDArray[np.float64], NDArray[np.int64]]] = ihac_kernel
     if progress is None:
-        return ihac_kernel(D, *arrays, counter)
+        return kernel(D, *arrays, counter)
     result: list[tuple[NDArray[np.float64], NDArray[np.int64]]] = []
-    worker = threading.Thread(target=lambda: result.append(ihac_kernel(D, *arrays, counter)))
+    worker = threading.Thread(target=lambda: result.append(kernel(D, *arrays, counter)))
     worker.start()
     while worker.is_alive():
         worker.join(timeout=0.5)
