@@ -128,9 +128,13 @@ def test_screenshots_python_docs(page: Page, user: str) -> None:
         )
         _shot(page, "question")
         page.locator("#pick-b strong").click()
-    # A few critiques for the history: accept the first proposal.
-    first.locator(".row").first.hover()
-    first.locator(".act-accept").click()
+    # A proposal opened in the main area: why it is proposed, its terms, its members.
+    first = page.locator("#tree .folder.proposed").first
+    first.locator(":scope > .row .name").click()
+    expect(page.locator("#proposal-card")).to_be_visible()
+    _shot(page, "proposal")
+    # A few critiques for the history: accept the proposal.
+    page.click("#proposal-accept")
     page.click("#tab-history")
     expect(page.locator("#history-list > li").first).to_be_visible()
     _shot(page, "history")
