@@ -2,7 +2,8 @@
 a free localhost port and a fresh SQLite data directory, driven by Debian's Chromium.
 
 Every test gets its own user, so tests share one server without seeing each other's data.
-They are skipped, with the reason, when /usr/bin/chromium is missing.
+Browser tests are skipped, with the reason, when /usr/bin/chromium is missing (the fixtures
+``server`` and ``browser`` check it first).
 """
 
 from __future__ import annotations
@@ -38,11 +39,13 @@ PASSWORD = "correct horse battery"
 SERVER_START_SECONDS = 60
 FOLDWISE = str(Path(sys.executable).with_name("foldwise"))
 
-if not CHROMIUM.exists():
-    pytest.skip(
-        f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)",
-        allow_module_level=True,
-    )
+
+def require_chromium() -> None:
+    """Skip the calling test, with the reason, when Debian's Chromium is not installed."""
+    if not CHROMIUM.exists():
+        pytest.skip(
+            f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)"
+        )
 
 
 def _free_port() -> int:
@@ -130,6 +133,7 @@ def stop_server(proc: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """One real server for the browser tests; each test makes its own user."""
+    require_chromium()
     srv, proc = start_server(tmp_path_factory.mktemp("ui"))
     try:
         yield srv
@@ -139,6 +143,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
+    require_chromium()
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from .conftest import TOPICS, login, payload, topic_text
 from .test_pages import import_corpus
 
 RECLUSTER_TIMEOUT_MS = 120_000
+
+pytestmark = pytest.mark.browser
 
 
 def mixed_text(i: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from playwright.sync_api import Page, expect
 from sqlalchemy.orm import Session
 
@@ -12,6 +13,8 @@ from foldwise.service.db import make_engine
 from foldwise.service.users import service as users
 
 from .conftest import PASSWORD, Server, corpus_zip, login, payload, topic_text
+
+pytestmark = pytest.mark.browser
 
 
 def import_corpus(page: Page, per_folder: int = 5) -> None:

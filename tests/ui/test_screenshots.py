@@ -22,7 +22,7 @@ from playwright.sync_api import Browser, Page, expect
 from .conftest import Server, login, payload
 from .test_critiques import RECLUSTER_TIMEOUT_MS, wait_for_tree_version
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = Path("/work/shared/corpora/python-docs")
