@@ -122,6 +122,7 @@ def test_recluster_proposal_move_question_undo(page: Page, user: str) -> None:
     # Which is closer? Answer one question; it becomes a triple in the history.
     page.click("#tab-questions")
     expect(page.locator("#closer-question")).to_be_visible(timeout=RECLUSTER_TIMEOUT_MS)
+    expect(page.locator("#question-reason")).not_to_have_text(re.compile(r"document \d+"))
     anchor = page.locator("#closer-question .anchor strong").inner_text()
     closer = page.locator("#pick-b strong").inner_text()
     page.locator("#pick-b strong").click()

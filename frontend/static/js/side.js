@@ -32,11 +32,16 @@ export async function refreshQuestion() {
     '<p>is closer to…</p><div class="choices">' +
     `<button type="button" id="pick-b" data-pick="b">${card(q.b, "")}</button>` +
     `<button type="button" id="pick-c" data-pick="c">${card(q.c, "")}</button></div>` +
-    `<p class="muted small">${esc(q.reason || "")}</p>` +
+    `<p class="muted small" id="question-reason">${esc(readableReason(q.reason || ""))}</p>` +
     '<button type="button" id="skip-question" class="link">Skip</button></div>';
   $("#pick-b").onclick = (ev) => { if (!ev.target.closest("[data-open]")) answerQuestion(q, q.b, q.c); };
   $("#pick-c").onclick = (ev) => { if (!ev.target.closest("[data-open]")) answerQuestion(q, q.c, q.b); };
   $("#skip-question").onclick = () => skipQuestion(q);
+}
+
+/** The server names documents by id; the person knows them by title. */
+function readableReason(reason) {
+  return reason.replace(/\bdocument (\d+)\b/g, (_, id) => `“${titleOf(Number(id))}”`);
 }
 
 export async function answerQuestion(q, closer, other) {
