@@ -180,6 +180,14 @@ CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
         "at most",
     ),
     (
+        "batch over the size limit",
+        "POST",
+        "/api/documents/batch",
+        {"json": {"documents": [{"text": f"{i}" + "x" * (MB - 10)} for i in range(5)]}},
+        413,
+        "limit",
+    ),
+    (
         "file batch with one corrupt file",
         "POST",
         "/api/documents/batch/upload",

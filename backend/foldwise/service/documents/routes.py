@@ -100,8 +100,15 @@ async def upload_document(
 
 
 @router.post("/batch", response_model=BatchResult, status_code=201, responses=_ERRORS)
-def post_batch(body: DocumentBatchCreate, user: CurrentUser, session: SessionDep) -> BatchResult:
+def post_batch(
+    body: DocumentBatchCreate, user: CurrentUser, session: SessionDep, cfg: SettingsDep
+) -> BatchResult:
     """Post several JSON documents: all are checked first, then all stored, or none."""
+    size = sum(len(doc.text) for doc in body.documents)
+    if size > cfg.max_batch_bytes:
+        raise TooLargeError(
+            f"the batch holds {size} characters; the limit is {cfg.max_batch_bytes}"
+        )
     items = []
     for index, doc in enumerate(body.documents):
         try:
