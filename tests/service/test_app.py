@@ -61,3 +61,28 @@ def test_openapi_lists_every_endpoint_with_request_and_response_models(
 def test_token_creation_takes_a_body(sqlite_settings: Settings) -> None:
     op = create_app(sqlite_settings).openapi()["paths"]["/api/tokens"]["post"]
     assert "TokenCreate" in str(op["requestBody"])
+
+
+def test_compose_and_dockerfile_run_real_commands() -> None:
+    import shlex
+
+    import yaml
+    from typer.testing import CliRunner
+
+    from foldwise import cli
+
+    root = Path(__file__).resolve().parents[2]
+    compose = yaml.safe_load((root / "docker-compose.yml").read_text())
+    assert set(compose["services"]) == {"db", "redis", "api", "worker"}
+    commands = [compose["services"][s]["command"] for s in ("api", "worker")]
+    commands.append(compose["services"]["worker"]["healthcheck"]["test"][1:])
+    dockerfile = (root / "Dockerfile").read_text()
+    cmd_line = next(line for line in dockerfile.splitlines() if line.startswith("CMD"))
+    commands.append(yaml.safe_load(cmd_line.removeprefix("CMD ")))
+    for service in compose["services"].values():
+        assert "healthcheck" in service
+    for command in commands:
+        assert command[0] == "foldwise", command
+        # --help after the options parses them all: unknown options fail here.
+        result = CliRunner().invoke(cli.app, [*command[1:], "--help"])
+        assert result.exit_code == 0, (shlex.join(command), result.output)
