@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 from fastapi.testclient import TestClient
@@ -10,6 +11,7 @@ from foldwise.service.app import create_app
 from foldwise.service.config import Settings
 
 from .conftest import make_settings
+from .helpers import Api
 from .test_isolation import ENDPOINTS, FOUNDATION_PREFIXES, PUBLIC
 
 
@@ -86,3 +88,32 @@ def test_compose_and_dockerfile_run_real_commands() -> None:
         # --help after the options parses them all: unknown options fail here.
         result = CliRunner().invoke(cli.app, [*command[1:], "--help"])
         assert result.exit_code == 0, (shlex.join(command), result.output)
+
+
+def test_streamed_body_over_the_hard_limit_is_413(sqlite_settings: Settings) -> None:
+    cfg = sqlite_settings.model_copy(update={"max_archive_bytes": 1000, "max_batch_bytes": 1000})
+    with TestClient(create_app(cfg)) as client:
+        api = Api(client)
+        alice = api.user()
+        before = api.snapshot()
+
+        def chunks() -> Iterator[bytes]:  # no Content-Length: the body is streamed
+            yield b'{"text": "'
+            for _ in range(100):
+                yield b"x" * 100
+            yield b'"}'
+
+        response = client.post(
+            "/api/documents",
+            content=chunks(),
+            headers={**alice, "content-type": "application/json"},
+        )
+        assert response.status_code == 413
+        assert "limit of 2000 bytes" in response.json()["detail"]
+        assert api.snapshot() == before
+        small = client.post(
+            "/api/documents",
+            content=iter([b'{"text": "fits"}']),
+            headers={**alice, "content-type": "application/json"},
+        )
+        assert small.status_code == 201

@@ -7,14 +7,12 @@ import json
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
-class _BodyTooLargeError(Exception):
-    pass
-
-
 class BodySizeLimit:
     """ASGI middleware: 413 for bodies over ``max_bytes``.
 
-    Checks ``Content-Length`` up front and counts streamed (chunked) bodies as they arrive.
+    Checks ``Content-Length`` up front. A streamed (chunked) body is counted as it arrives;
+    once it passes the limit the client gets the 413 at once, the app sees the client
+    disconnect (so it stores nothing), and whatever the app answers after that is dropped.
     Per-endpoint limits, smaller than this one, are checked by the endpoints themselves.
     """
 
@@ -31,27 +29,35 @@ class BodySizeLimit:
             await self._refuse(send)
             return
         seen = 0
-        started = False
+        started = refused = False
 
         async def counting_receive() -> Message:
-            nonlocal seen
+            nonlocal seen, refused, started
+            if refused:
+                return {"type": "http.disconnect"}
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.max_bytes:
-                    raise _BodyTooLargeError
+                    refused = True
+                    if not started:
+                        started = True
+                        await self._refuse(send)
+                    return {"type": "http.disconnect"}
             return message
 
-        async def tracking_send(message: Message) -> None:
+        async def guarded_send(message: Message) -> None:
             nonlocal started
+            if refused:
+                return  # the 413 has answered already
             started = started or message["type"] == "http.response.start"
             await send(message)
 
         try:
-            await self.app(scope, counting_receive, tracking_send)
-        except _BodyTooLargeError:
-            if not started:
-                await self._refuse(send)
+            await self.app(scope, counting_receive, guarded_send)
+        except Exception:
+            if not refused:
+                raise
 
     async def _refuse(self, send: Send) -> None:
         body = json.dumps(
