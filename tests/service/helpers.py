@@ -132,6 +132,17 @@ def minimal_pdf(text: str) -> bytes:
     return out.getvalue()
 
 
+def encrypted_pdf(text: str) -> bytes:
+    """``minimal_pdf(text)`` encrypted with a user password (pypdf, RC4)."""
+    from pypdf import PdfWriter
+
+    writer = PdfWriter(clone_from=io.BytesIO(minimal_pdf(text)))
+    writer.encrypt("secret", algorithm="RC4-128")
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
 def docx_bytes(paragraphs: list[str], title: str | None = None) -> bytes:
     """A .docx file with these paragraphs (python-docx)."""
     import docx

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from .helpers import Api, docx_bytes
+from .helpers import Api, docx_bytes, encrypted_pdf
 
 MB = 1024 * 1024
 
@@ -113,6 +113,14 @@ CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
         {"files": {"file": ("bad.pdf", b"%PDF-1.4\nnot really a pdf")}},
         422,
         "bad.pdf",
+    ),
+    (
+        "encrypted PDF",
+        "POST",
+        "/api/documents/upload",
+        {"files": {"file": ("locked.pdf", encrypted_pdf("secret"))}},
+        422,
+        "encrypted",
     ),
     (
         "corrupt docx",
