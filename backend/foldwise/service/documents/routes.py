@@ -42,9 +42,11 @@ def _result(document: service.Document, duplicate: bool) -> IngestResult:
     return IngestResult(document=DocumentSummary.model_validate(document), duplicate=duplicate)
 
 
-async def _read_upload(upload: UploadFile, limit: int) -> bytes:
+def _read_upload(upload: UploadFile, limit: int) -> bytes:
     # Read one byte past the limit: enough to know the file is too big without holding more.
-    data = await upload.read(limit + 1)
+    # Sync routes read the spooled file directly; extraction and the DB then run in the
+    # threadpool too, never on the event loop.
+    data = upload.file.read(limit + 1)
     if len(data) > limit:
         raise TooLargeError(f"{upload.filename!r} is over the limit of {limit} bytes")
     return data
@@ -74,7 +76,7 @@ def post_document(
 
 
 @router.post("/upload", response_model=IngestResult, status_code=201, responses=_ERRORS)
-async def upload_document(
+def upload_document(
     file: Annotated[UploadFile, File(description="txt, md, html, pdf, docx or eml")],
     user: CurrentUser,
     session: SessionDep,
@@ -84,7 +86,7 @@ async def upload_document(
     folder_id: Annotated[int | None, Form()] = None,
 ) -> IngestResult:
     """Post one document as a multipart file."""
-    data = await _read_upload(file, cfg.max_document_bytes)
+    data = _read_upload(file, cfg.max_document_bytes)
     document, duplicate = service.create_document(
         session=session,
         user=user,
@@ -125,7 +127,7 @@ def post_batch(
 
 
 @router.post("/batch/upload", response_model=BatchResult, status_code=201, responses=_ERRORS)
-async def upload_batch(
+def upload_batch(
     files: Annotated[list[UploadFile], File(description="several files")],
     user: CurrentUser,
     session: SessionDep,
@@ -137,7 +139,7 @@ async def upload_batch(
         raise TooLargeError(f"{len(files)} files; a batch holds at most {cfg.max_batch_documents}")
     items, total = [], 0
     for index, upload in enumerate(files):
-        data = await _read_upload(upload, cfg.max_document_bytes)
+        data = _read_upload(upload, cfg.max_document_bytes)
         total += len(data)
         if total > cfg.max_batch_bytes:
             raise TooLargeError(f"the batch is over the limit of {cfg.max_batch_bytes} bytes")
