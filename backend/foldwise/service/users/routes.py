@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request, Response, status
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, RedirectResponse
 from pydantic import ValidationError
 
@@ -73,7 +74,10 @@ async def login(request: Request, session: SessionDep, cfg: SettingsDep) -> Resp
         creds = LoginIn.model_validate(fields)
     except ValidationError as exc:
         raise InvalidInputError(f"invalid login: {exc.errors(include_url=False)}") from exc
-    user = service.authenticate(session=session, name=creds.name, password=creds.password)
+    # argon2 is deliberately slow: verify in the threadpool, not on the event loop.
+    user = await run_in_threadpool(
+        service.authenticate, session=session, name=creds.name, password=creds.password
+    )
     if user is None:
         raise UnauthorizedError("wrong name or password")
     # Only local paths: an open redirect would let other sites bounce users through Foldwise.
