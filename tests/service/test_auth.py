@@ -164,3 +164,13 @@ def test_users_cli_create_list_revoke(
             == 401
         )
     assert run_cli(api, monkeypatch, "users", "revoke", "nobody").exit_code == 1
+
+
+def test_users_password_command_enables_login(
+    client: TestClient, api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api.user("dora")
+    assert client.post("/auth/login", json={"name": "dora", "password": "pw1"}).status_code == 401
+    done = run_cli(api, monkeypatch, "users", "password", "dora", "--password", "pw1")
+    assert done.exit_code == 0, done.stderr
+    assert client.post("/auth/login", json={"name": "dora", "password": "pw1"}).status_code == 200

@@ -160,6 +160,32 @@ def register(app: typer.Typer) -> None:
             session.commit()
         typer.echo(secret)
 
+    @users.command("password")
+    def users_password(
+        name: str,
+        password: Annotated[
+            str,
+            typer.Option(
+                envvar="FOLDWISE_USER_PASSWORD",
+                prompt=True,
+                hide_input=True,
+                confirmation_prompt=True,
+            ),
+        ],
+    ) -> None:
+        """Set NAME's password for browser login (ends their browser sessions)."""
+        from foldwise.service.db import SessionLocal
+        from foldwise.service.users import service
+
+        with SessionLocal() as session:
+            user = service.get_by_name(session=session, name=name)
+            if user is None:
+                _echo_err(f"no user {name!r}")
+                raise typer.Exit(1)
+            service.set_password(session=session, user=user, password=password)
+            session.commit()
+        typer.echo(f"password of {name!r} set")
+
     @users.command("list")
     def users_list() -> None:
         """List users with their number of live tokens."""
