@@ -13,7 +13,11 @@ Measures, on the new (unlabeled) documents only:
 - ``confident_ok`` / ``confident_depth``: with level assignment (003 eq. 9), the share whose
   confident folder is their folder or an ancestor of it, and the mean depth reached;
 - ``tree_known``: ``placement_known`` of the extended tree, where a new document may end in a
-  proposed folder instead;
+  proposed folder instead, or in an ancestor of its folder when the model is unsure;
+- ``tree_not_wrong``: share of those whose extended-tree folder is their folder or an
+  ancestor of it (a shallow placement is incomplete, not wrong);
+- ``hidden_not_forced``: settings 2-3, share of new documents of hidden folders that end in
+  a proposal or in an ancestor of their folder instead of in a wrong existing folder;
 - ``proposal_f``: settings 2-3, per hidden folder the best F-score of any proposal against its
   new documents (an inner hidden folder counts its whole subtree), averaged.
 
@@ -143,11 +147,8 @@ def run(
             placement = model.place(X)
             best = np.array([known_folders.index(f) for f in placement.best_folder])
             add("placement_known: FolderPlacement", setting, np.mean(best[known] == y[known]))
-            add(
-                "placement_known: LinearSVC",
-                setting,
-                np.mean(svm_baseline(X, y, labeled)[known] == y[known]),
-            )
+            svm = svm_baseline(X, y, labeled)
+            add("placement_known: LinearSVC", setting, np.mean(svm[known] == y[known]))
             add(
                 "placement_known: centroid",
                 setting,
@@ -182,10 +183,25 @@ def run(
                 setting,
                 float(np.mean([final[i] == P[i] for i in np.flatnonzero(known)])),
             )
+            add(
+                "tree_not_wrong",
+                setting,
+                float(np.mean([P[i][: len(final[i])] == final[i] for i in np.flatnonzero(known)])),
+            )
             unknown = ~labeled & (y < 0)
             hidden_rows = [i for i in np.flatnonzero(unknown)]
             in_prop = [i for i in hidden_rows if tree.folder(final[i]).kind == "proposed"]
             if setting in (2, 3):
+                not_forced = [
+                    tree.folder(final[i]).kind == "proposed" or P[i][: len(final[i])] == final[i]
+                    for i in hidden_rows
+                ]
+                add("hidden_not_forced", setting, float(np.mean(not_forced)))
+                # The SVM always files in an existing folder: only an ancestor is not wrong.
+                svm_ok = [
+                    P[i][: len(known_folders[svm[i]])] == known_folders[svm[i]] for i in hidden_rows
+                ]
+                add("hidden_not_forced: LinearSVC", setting, float(np.mean(svm_ok)))
                 targets = {
                     h: [i for i in hidden_rows if P[i][: len(h)] == h] for h in sorted(hidden)
                 }
