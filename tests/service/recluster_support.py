@@ -15,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
+from corpus_path import PYTHON_DOCS
 from foldwise.service.config import Settings
 from foldwise.service.documents import service as documents
 from foldwise.service.documents.models import Document
@@ -25,7 +26,7 @@ from foldwise.service.recluster.runtime import Runtime, forget, runtime_for
 from foldwise.service.recluster.settings import ReclusterSettings
 from foldwise.service.users import service as users
 
-CORPUS = Path("/work/shared/corpora/python-docs")
+CORPUS = PYTHON_DOCS
 
 
 #: A small real collection: 3 folders of 6 filed documents, 2 new documents each, and 5 new

@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from corpus_path import PYTHON_DOCS
 from foldwise.service.config import Settings
 
 from .helpers import Api, run_cli, zip_bytes, zip_directory
 
-CORPUS = Path("/work/shared/corpora/python-docs")
+CORPUS = PYTHON_DOCS
 needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
 
 

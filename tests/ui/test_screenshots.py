@@ -19,13 +19,15 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from corpus_path import PYTHON_DOCS
+
 from .conftest import Server, login, payload
 from .test_critiques import RECLUSTER_TIMEOUT_MS, wait_for_tree_version
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
 
 REPO = Path(__file__).resolve().parents[2]
-CORPUS = Path("/work/shared/corpora/python-docs")
+CORPUS = PYTHON_DOCS
 SHOTS = Path(os.environ.get("FOLDWISE_SCREENSHOT_DIR", REPO / "docs" / "screenshots"))
 #: Folders left out of the import: their documents arrive as new ones, so the tree proposes them.
 HIDDEN_FOLDERS = (
