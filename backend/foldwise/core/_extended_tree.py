@@ -168,8 +168,8 @@ def extended_tree(
     labels : sequence of FolderPath or None, length n_docs
         Folder of each filed document; None for a new one.
     weights : array-like of shape (n_terms,), optional
-        Learned term weights (000 eq. 3) used for cohesion, names and, if ``placement`` is
-        None, for the placement model.
+        Learned term weights (000 eq. 3) for cohesion, affinity, names and explanations of
+        proposals. A placement model fitted here learns its own term weights instead.
     term_names : sequence of str of length n_terms, optional
         Needed for proposal names and explanations; without them terms are ``"t<column>"``.
     existing_folders : sequence of FolderPath, optional
@@ -209,7 +209,9 @@ def extended_tree(
     labels = [None if f is None else tuple(f) for f in labels]
     labeled = np.array([f is not None for f in labels])
     if placement is None:
-        placement = FolderPlacement().fit(X, labels, weights=weights)
+        # Without the biHAC weights: multiplied into the placement model's own supervised
+        # weights they lowered placement on python-docs (bench/placement_eval.py, biihac).
+        placement = FolderPlacement().fit(X, labels)
     w = np.ones(n_terms) if weights is None else np.asarray(weights, dtype=np.float64).ravel()
     if w.shape != (n_terms,):
         raise ValueError(f"weights must have shape ({n_terms},), got {w.shape}")
