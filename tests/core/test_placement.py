@@ -94,11 +94,13 @@ def test_supervised_term_weights_favour_folder_terms():
     common = [j for j, t in enumerate(names) if t.startswith("common")]
     own = [j for j, t in enumerate(names) if t.startswith("cooking")]
     assert w[own].mean() > 2 * w[common].mean()
-    # Given (biHAC) weights multiply in: a term weighted 0 stays 0.
+    # Given (biHAC) weights multiply in on request only: a term weighted 0 stays 0.
     given = np.ones(X.shape[1])
     given[own[0]] = 0.0
-    model2 = FolderPlacement().fit(X, _labels(truth), weights=given)
+    model2 = FolderPlacement(use_given_weights=True).fit(X, _labels(truth), weights=given)
     assert model2.term_weights_[own[0]] == 0.0
+    model3 = FolderPlacement().fit(X, _labels(truth), weights=given)
+    np.testing.assert_allclose(model3.term_weights_, w)
 
 
 def test_explicit_triple_restricts_an_unlabeled_document():

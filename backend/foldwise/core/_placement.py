@@ -66,6 +66,13 @@ class FolderPlacement(BaseEstimator):
         0 disables them.
     supervised_weights : bool, default=True
         Multiply term weights by their correlation ratio with the labeled folders.
+    use_given_weights : bool, default=False
+        Start from the ``weights`` passed to :meth:`fit` (biHAC, 000 eq. 3) instead of ones.
+        Off by default: on python-docs (bench/placement_eval.py, seeds 0-2) biHAC weights
+        lowered exact placement from .617 / .607 / .588 to .583 / .573 / .575 (settings 1-3),
+        and a plain SVM on them from .589 / .584 / .569 to .579 / .559 / .559. They are
+        learned for the merge order of a dendrogram, while the correlation ratio already
+        carries what the labels say about each term.
     rho : float, default=0.5
         Level-assignment threshold (003 eq. 9 uses 0.9): a document goes into a subtree only
         if its posterior mass there exceeds ``rho``.
@@ -100,6 +107,7 @@ class FolderPlacement(BaseEstimator):
         C: float = 1.0,
         n_components: int = 100,
         supervised_weights: bool = True,
+        use_given_weights: bool = False,
         rho: float = 0.5,
         cv: int = 5,
         random_state: int = 0,
@@ -107,6 +115,7 @@ class FolderPlacement(BaseEstimator):
         self.C = C
         self.n_components = n_components
         self.supervised_weights = supervised_weights
+        self.use_given_weights = use_given_weights
         self.rho = rho
         self.cv = cv
         self.random_state = random_state
@@ -130,7 +139,7 @@ class FolderPlacement(BaseEstimator):
         folders : sequence of FolderPath or None, length n_docs
             Folder of each labeled document (may be an inner folder); None if unlabeled.
         weights : array-like of shape (n_terms,), optional
-            Learned term weights (biHAC, 000 eq. 3); ones if omitted.
+            Learned term weights (biHAC, 000 eq. 3); used only with ``use_given_weights``.
         triples : array-like of shape (n_triples, 3), int, optional
             Explicit MLB triples (x, y, z) over rows of ``X``; kept to restrict predictions.
         """
@@ -148,6 +157,8 @@ class FolderPlacement(BaseEstimator):
         y = np.array([index[p] for p in paths], dtype=np.intp)
 
         w = _check_weights(weights, n_terms)
+        if not self.use_given_weights:
+            w = np.ones(n_terms)
         Xw = _scale_columns(X, np.sqrt(w))
         if self.supervised_weights and len(self.folders_) > 1:
             eta2 = correlation_ratio(Xw[labeled], y, len(self.folders_))
