@@ -188,3 +188,22 @@ def test_python_docs_quality_floor():
         svm = np.mean(LinearSVC().fit(X[lab], y[lab]).predict(X[new]) == y[new])
     assert ours >= centroid + 0.05, (ours, centroid)
     assert ours >= svm - 0.01, (ours, svm)
+
+
+def test_documents_of_a_hidden_folder_are_not_forced_into_a_sibling():
+    """Setting 2 on synthetic data: golf is hidden; its documents stop at "sport"."""
+    X, _, truth = topic_corpus(seed=11)
+    hidden = ("sport", "golf")
+    labels = _labels(truth)
+    labels = [None if f == hidden else f for f in labels]
+    model = FolderPlacement().fit(X, labels)
+    assert model.novelty_coef_.shape == (3,)
+    placed = model.place(X)
+    golf = [i for i, t in enumerate(truth) if t == hidden]
+    others = [i for i, f in enumerate(labels) if f is None and truth[i] != hidden]
+    assert placed.known[golf].mean() < placed.known[others].mean() - 0.2
+    # Most golf documents stay at their parent instead of a wrong sibling; none leaves sport.
+    assert np.mean([placed.folder[i] == ("sport",) for i in golf]) >= 0.7
+    assert all(placed.folder[i][:1] in ((), ("sport",)) for i in golf)
+    # The known topics still go all the way down.
+    assert np.mean([placed.folder[i] == truth[i] for i in others]) >= 0.8
