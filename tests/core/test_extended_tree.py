@@ -164,3 +164,20 @@ def test_learned_weights_shape_names_and_cohesion():
     assert weighted.proposals()
     for p in weighted.proposals():
         assert not set(p.terms) & set(named.terms)
+
+
+def test_edge_cases_do_not_break():
+    X, names, truth = topic_corpus(seed=12, per_folder=6)
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    # Everything filed: nothing to place or propose, folders unchanged.
+    full = extended_tree(Z, X, truth, term_names=names)
+    assert full.placements == () and full.proposals() == []
+    assert {f.path for f in full.existing()} >= set(truth)
+    # Documents filed at the root and a dense X.
+    labels = [() if i % 6 == 0 else (t if i % 6 < 3 else None) for i, t in enumerate(truth)]
+    dense = extended_tree(Z, X.toarray(), labels, term_names=names)
+    assert () in {f.path for f in dense.existing()}
+    assert len(dense.placements) == sum(f is None for f in labels)
+    # Two documents, one filed.
+    tiny = extended_tree(Z[:1] * 0 + [[0, 1, 0.5, 2]], X[:2], [("a",), None])
+    assert tiny.placement_of(1).best_existing == ("a",)
