@@ -237,6 +237,16 @@ def main(argv: list[str] | None = None) -> int:
             v = rows.get((name, s))
             cells.append(f"{np.mean(v):11.3f}" if v else f"{'-':>11s}")
         print(f"{name:42s}" + "".join(cells))
+    # Paired over the same samples: how often the placement model beats the SVM.
+    cells = []
+    for s in args.settings:
+        ours = np.array(rows[("placement_known: FolderPlacement", s)])
+        svm = np.array(rows[("placement_known: LinearSVC", s)])
+        cells.append(f"{int((ours > svm).sum()):>5d}/{int((ours < svm).sum())} won")
+    print(
+        f"{'FolderPlacement vs LinearSVC, seeds won/lost':42s}"
+        + "".join(f"{c:>11s}" for c in cells)
+    )
     print(f"({time.perf_counter() - start:.0f} s)", file=sys.stderr)
     return 0
 

@@ -72,7 +72,7 @@ class _Context:
                 stack.extend(self.children[u])
         return out
 
-    def sum_of(self, docs: Sequence[int]) -> NDArray[np.float64]:
+    def sum_of(self, docs: Sequence[int] | NDArray[np.intp]) -> NDArray[np.float64]:
         return np.asarray(self.Xw[list(docs)].sum(axis=0)).ravel()
 
     def affinity(self, s: NDArray[np.float64], m: int) -> float:
@@ -118,11 +118,9 @@ def find_proposals(
         return []
     labeled = np.array([f is not None for f in labels])
     col = {f: j for j, f in enumerate(folders)}
-    rows = np.flatnonzero(labeled)
-    Y = sp.csr_matrix(
-        (np.ones(rows.size), ([col[labels[i]] for i in rows], rows)),  # type: ignore[index]
-        shape=(len(folders), n),
-    )
+    rows = [i for i, f in enumerate(labels) if f is not None]
+    cols = [col[f] for f in labels if f is not None]
+    Y = sp.csr_matrix((np.ones(len(rows)), (cols, rows)), shape=(len(folders), n))
     label_sums = np.asarray((Y @ Xw).todense())
     label_counts = np.asarray(Y.sum(axis=1)).ravel()
     keep = label_counts > 0
