@@ -144,7 +144,19 @@ def find_proposals(
     groups = _search(ctx, Z, labels, max_labeled_share)
     groups = _absorb(ctx, _merge(ctx, groups))
     split_below = _sibling_similarity(ctx, labels)
-    return [_split(ctx, g, split_below, min_size) for g in groups if len(g.members) >= min_size]
+    return [
+        _split(ctx, _prune(g, min_size), split_below, min_size)
+        for g in groups
+        if len(g.members) >= min_size
+    ]
+
+
+def _prune(group: Group, min_size: int) -> Group:
+    """Keep joined pieces as subfolders only if at least two are big enough to be folders."""
+    parts = tuple(_prune(p, min_size) for p in group.parts if len(p.members) >= min_size)
+    if len(parts) < 2:
+        parts = ()
+    return Group(group.members, group.parent, group.cohesion, group.affinity, group.node, parts)
 
 
 def _search(
