@@ -185,6 +185,7 @@ def login(page: Page, name: str, password: str = PASSWORD) -> None:
     page.fill("#login-password", password)
     page.click("#login-submit")
     page.wait_for_selector("#tree [role=treeitem], #tree p")
+    page.wait_for_function("() => window.foldwise?.state !== undefined")
 
 
 # A tiny corpus with three clearly different topics, and a fourth topic that only arrives later.

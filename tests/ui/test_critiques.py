@@ -46,7 +46,8 @@ def folder(page: Page, name: str, kind: str = "existing") -> Locator:
 def wait_for_tree_version(page: Page, at_least: int) -> int:
     """Wait for the progress bar to finish and the tree to show version ``at_least`` or newer."""
     page.wait_for_function(
-        "n => window.foldwise.state.version >= n && !window.foldwise.state.tree.outdated",
+        "n => (window.foldwise?.state?.version ?? -1) >= n"
+        " && window.foldwise.state.tree && !window.foldwise.state.tree.outdated",
         arg=at_least,
         timeout=RECLUSTER_TIMEOUT_MS,
     )
@@ -102,7 +103,7 @@ def test_recluster_proposal_move_question_undo(page: Page, user: str) -> None:
     expect(cooking.locator(".doc", has_text="cooking-0")).to_have_count(0)
     # The critiques start a recluster by themselves; the page finds it and shows its progress.
     page.wait_for_function(
-        "id => window.foldwise.state.job && window.foldwise.state.job.id > id", arg=job_before
+        "id => window.foldwise?.state?.job && window.foldwise.state.job.id > id", arg=job_before
     )
     expect(page.locator("#job")).to_be_visible()
     version = wait_for_tree_version(page, version + 1)

@@ -197,7 +197,8 @@ def test_tree_render_time_2000_documents_100_folders(
     page = context.new_page()
     try:
         login(page, user)
-        page.wait_for_function("() => window.foldwise.state.timings !== null")
+        # The page's script defines window.foldwise after the first paint; wait for both.
+        page.wait_for_function("() => (window.foldwise?.state?.timings ?? null) !== null")
         first = page.evaluate("window.foldwise.state.timings")
         # Every folder open: all 2,000 documents and 100 folders in the DOM at once.
         expanded = page.evaluate(
