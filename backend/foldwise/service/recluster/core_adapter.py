@@ -315,12 +315,27 @@ def _core_tree(
 
     proposals: list[Proposal] = []
     index_of: dict[tuple[str, ...], int] = {}
+    # Proposals may nest (a new topic with its own subtopics); the service keeps one level:
+    # each top-level proposal holds the documents of its whole subtree.
+    proposed = {p.path for p in tree.proposals()}
+
+    def top_proposal(path: tuple[str, ...]) -> tuple[str, ...]:
+        while path[:-1] in proposed:
+            path = path[:-1]
+        return path
+
     for p in tree.proposals():
-        ids = {inputs.doc_ids[i] for i in p.documents}
+        if top_proposal(p.path) != p.path:
+            continue
+        ids = {inputs.doc_ids[i] for i in tree.subtree_documents(p.path)}
+        if not ids:
+            continue
         if any(len(ids & g) / len(ids | g) >= REJECTED_OVERLAP for g in inputs.rejected if g):
             continue  # the person rejected (mostly) this group before
-        parent = p.parent or ()  # nested under a proposal: folder_id() takes the existing one
-        index_of[p.path] = len(proposals)
+        parent = p.parent or ()
+        for q in proposed:
+            if top_proposal(q) == p.path:
+                index_of[q] = len(proposals)
         proposals.append(
             Proposal(
                 index=len(proposals),
