@@ -8,10 +8,11 @@ baseline) and a folder for every new document. How each method decides a folder:
   document (ties go to the folder whose labeled document joined first) -- a dendrogram
   decides like a nearest neighbour (DESIGN.md sec. 6).
 * ``biihac``: its extended tree. ``placement_known`` scores the existing folder the tree
-  proposes for the document (the placement model, ``foldwise.core.FolderPlacement``, under
-  the learned term weights); ``placement_confident`` scores the folder the tree files it in,
-  only as deep as the model is confident (003 sec. 3.1), and ``placement_ancestor`` counts
-  that folder as right when it is the true folder or one of its ancestors.
+  proposes for the document (the placement model, ``foldwise.core.FolderPlacement``, fitted
+  on the labeled and the new documents); ``placement_confident`` scores the folder the tree
+  files it in, only as deep as the model is confident (003 sec. 3.1), and
+  ``placement_ancestor`` counts that folder as right when it is the true folder or one of
+  its ancestors.
 * ``divisive`` (constraints on level 1), ``divisive-all`` (one constraint set per level,
   002 sec. 3.2), ``ggm`` (modified L2), ``ggm-l2``, ``ggm-confusion``, ``ggm-sample``: the
   dendrogram majority rule, as for HAC.

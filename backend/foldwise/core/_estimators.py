@@ -134,13 +134,14 @@ class BiHAC(_Dendrogram):
 class BiiHAC(BiHAC):
     """biiHAC (000 sec. 4.2): biHAC's learned weights, then one iHAC run with them.
 
-    Beyond the paper, new documents that the placement model (:class:`FolderPlacement`,
-    under the learned weights) puts in one exact folder with posterior at least
+    Beyond the paper, new documents that the placement model (:class:`FolderPlacement`)
+    puts in one exact folder with posterior at least
     ``self_label`` join the final iHAC run as labeled members of that folder. The
     dendrogram then keeps them with their folder instead of leaving them to nearest
     neighbours: on python-docs this raised the H-correlation on new documents from 0.68 to
-    0.76 (settings 1-2) without costing proposals of hidden folders, because documents of a
-    topic the person has no folder for rarely reach the threshold. Documents named in
+    0.76 (settings 1-2) without costing proposals of hidden folders: the placement model's
+    open-set step keeps documents of a topic the person has no folder for below the
+    threshold. Documents named in
     explicit triples are never self-labeled, and if the self-labels make any merge violate
     a constraint, the run is repeated without them: they must never cost a real constraint.
 
