@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from scipy.cluster.hierarchy import linkage
 from scipy.spatial.distance import pdist
+from sklearn.preprocessing import normalize
 from synthetic_topics import label_some, topic_corpus
 
 from foldwise.core import ExtendedTree, FolderPlacement, TreeFolder, extended_tree, proposal_f_score
@@ -181,3 +183,66 @@ def test_edge_cases_do_not_break():
     # Two documents, one filed.
     tiny = extended_tree(Z[:1] * 0 + [[0, 1, 0.5, 2]], X[:2], [("a",), None])
     assert tiny.placement_of(1).best_existing == ("a",)
+
+
+def _with_subtopic(seed, n_sub=10):
+    """topic_corpus plus ``n_sub`` new documents of cooking/baking, a sub-topic of cooking:
+    a few cooking terms, mostly terms of its own. The person has no folder for it."""
+    X, names, truth = topic_corpus(seed=seed)
+    rng = np.random.default_rng(100 + seed)
+    names = [*names, *(f"baking{k}" for k in range(10))]
+    col = {t: j for j, t in enumerate(names)}
+    rows = []
+    for _ in range(n_sub):
+        counts = np.zeros(len(names))
+        for block, draws in (("cooking", 3), ("baking", 7), ("common", 3)):
+            np.add.at(counts, rng.choice([col[f"{block}{k}"] for k in range(10)], draws), 1)
+        rows.append(counts)
+    X = sp.vstack(
+        [
+            sp.hstack([X, sp.csr_matrix((X.shape[0], 10))]),
+            sp.csr_matrix(normalize(np.log1p(np.array(rows)))),
+        ]
+    ).tocsr()
+    truth = [*truth, *[("cooking", "baking")] * n_sub]
+    labels = label_some(truth, 5, {("cooking", "baking")}, seed=seed)
+    return X, names, truth, labels
+
+
+@pytest.mark.parametrize("seed", [0, 2, 3])
+def test_subtopic_of_a_folder_becomes_a_subfolder_of_it(seed):
+    X, names, truth, labels = _with_subtopic(seed)
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    model = FolderPlacement().fit(X, labels)
+    hidden = [i for i, t in enumerate(truth) if t == ("cooking", "baking")]
+    placed = model.place(X)
+    # The model files (some of) them confidently in cooking: no folder is unclaimed.
+    assert sum(placed.folder[i] == ("cooking",) for i in hidden) >= 2
+    tree = extended_tree(Z, X, labels, term_names=names, placement=model)
+    assert proposal_f_score(tree, {"baking": hidden}) >= 0.9
+    best = max(tree.proposals(), key=lambda p: len(set(p.documents) & set(hidden)))
+    # 001 Fig. 1 nodes B, C: a new subfolder of the folder it refines, named by its own terms.
+    assert best.parent == ("cooking",)
+    assert best.terms[0].startswith("baking")
+    assert best.cohesion is not None and best.affinity is not None
+    assert best.cohesion > best.affinity
+    # Cooking keeps its filed documents and its own new ones.
+    cooking = tree.folder(("cooking",))
+    assert {i for i, f in enumerate(labels) if f == ("cooking",)} <= set(cooking.documents)
+    assert any(truth[d] == ("cooking",) and labels[d] is None for d in cooking.documents)
+    for d in best.documents:
+        # Only documents the model is not sure of elsewhere: cooking, or an ancestor of it.
+        assert ("cooking",)[: len(placed.folder[d])] == placed.folder[d]
+        assert tree.placement_of(d).folder == best.path
+
+
+def test_no_refinement_when_new_documents_are_like_the_filed_ones():
+    proposals = []
+    for seed in range(10):
+        X, names, truth = topic_corpus(seed=seed)
+        labels = label_some(truth, 5, set(), seed=seed)
+        Z = linkage(pdist(X.toarray(), "cosine"), "average")
+        proposals += extended_tree(Z, X, labels, term_names=names).proposals()
+    # A tight handful of a folder's ordinary documents is rarely less like the folder than
+    # its least typical filed document (one of ten corpora here).
+    assert len(proposals) <= 1

@@ -18,7 +18,12 @@ differs where noted:
   them (node A), a group concentrated in a folder F becomes a subfolder of F (nodes B, C);
 - a document joins a proposal only if the placement model is not confident of it anywhere
   else: its confident folder must be the proposal's parent or one of its ancestors. A
-  document confidently filed in F is therefore never pulled into a proposal outside F.
+  document confidently filed in F is therefore never pulled into a proposal outside F;
+- a sub-topic of F that the model files confidently in F becomes a *refinement*, a proposed
+  subfolder of F (nodes B, C): a maximal dendrogram subtree of (almost) only new documents
+  whose mean posterior reaches F, a cluster of its own (cohesion above its affinity to every
+  folder, F included) and less like F than the least typical document the person filed in F
+  (see ``_proposals._refinements``).
 
 Existing folders are never renamed, moved or emptied (001 sec. 4.1): labeled documents
 stay where they are; proposals only take new documents.
@@ -272,7 +277,14 @@ def extended_tree(
             emit(part, path, centroid)
 
     for group in groups:
-        emit(group, group.parent, background)
+        context = background
+        if group.refines:
+            # A refinement is named by what sets it apart from the folder it refines.
+            inside = [
+                i for i, f in enumerate(labels) if f and f[: len(group.parent)] == group.parent
+            ]
+            context = np.asarray(Xw[inside].mean(axis=0)).ravel()
+        emit(group, group.parent, context)
 
     placements: list[DocumentPlacement] = []
     label_sums, label_counts = _label_sums(Xw, labels, placement.folders_)

@@ -9,6 +9,11 @@ A proposal is a group of new documents that
   documents), so average linkage would make it a cluster of its own;
 - is a maximal dendrogram subtree with (almost) no labeled documents, searched top-down.
 
+Refinements (001 Fig. 1 nodes B, C) are searched afterwards among the remaining new
+documents: a sub-topic of a folder F that the model files confidently in F becomes a proposed
+subfolder of F when it is a cluster of its own and less like F than anything the person filed
+in F (:func:`_refinements`).
+
 Pieces of one topic that a stray document separated in the dendrogram are joined when they
 are closer to each other than to any existing folder. A proposal is split into subfolders
 where the dendrogram divides it into parts as far apart as two sibling folders of the
@@ -26,7 +31,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from foldwise.core._hierarchy import FolderPath
-from foldwise.core._levels import FolderTree, Placement
+from foldwise.core._levels import FolderTree, Placement, assign_folder_levels
 
 # Smallest group that may be a piece of a proposal: the cohesion of a pair is one cosine,
 # too noisy to call a topic.
@@ -43,6 +48,8 @@ class Group:
     affinity: float
     node: int = -1
     parts: tuple[Group, ...] = ()
+    # A subfolder refining ``parent`` whose documents the model files there (001 Fig. 1 B, C).
+    refines: bool = False
 
 
 @dataclass
@@ -144,11 +151,104 @@ def find_proposals(
     groups = _search(ctx, Z, labels, max_labeled_share)
     groups = _absorb(ctx, _merge(ctx, groups))
     split_below = _sibling_similarity(ctx, labels)
-    return [
+    groups = [
         _split(ctx, _prune(g, min_size), split_below, min_size)
         for g in groups
         if len(g.members) >= min_size
     ]
+    taken = {d for g in groups for d in g.members}
+    return groups + _refinements(ctx, labels, taken, max_labeled_share, min_size)
+
+
+def _refinements(
+    ctx: _Context,
+    labels: Sequence[FolderPath | None],
+    taken: set[int],
+    share: float,
+    min_size: int,
+) -> list[Group]:
+    """Proposed subfolders that refine an existing folder (001 Fig. 1 nodes B, C).
+
+    The search above only takes documents no folder claims, and never proposes inside a leaf
+    folder. A sub-topic of a folder F the person has not filed yet is claimed by F: the
+    model files (some of) its documents confidently there. Such a group is a maximal
+    dendrogram subtree made of (almost) only new documents, at least ``min_size``, where
+
+    - the group's mean posterior, level-assigned (003 eq. 9), reaches F below the root: F is
+      the folder it refines. Only documents whose confident folder is F or an ancestor of F
+      join it: a document the model is sure of elsewhere (also in a subfolder of F) stays;
+    - it is a cluster of its own: its cohesion exceeds its affinity to every existing
+      folder and to F's whole subtree (the test every proposal passes);
+    - it is less like F than anything the person filed in F: its affinity to F's labeled
+      documents is below the lowest average cosine of one of those documents to the others.
+
+    The last test keeps ordinary new documents of F in F, however tight the dendrogram makes
+    a handful of them: documents of F's topic resemble F's filed documents about as much as
+    those resemble each other, so their average falls below the least typical filed
+    document's only by chance, and an average over ``min_size`` documents or more varies
+    less than one document's. It compares the group with the person's own filing of F, not
+    with a constant; F needs two labeled documents for it.
+    """
+    n = ctx.n
+    free = np.array([not ctx.labeled[d] and d not in taken for d in range(n)])
+    typical_of: dict[FolderPath, tuple[NDArray[np.float64], int, float]] = {}
+
+    def typical(home: FolderPath) -> tuple[NDArray[np.float64], int, float]:
+        """Row sum and count of the labeled documents of ``home``'s subtree, and the lowest
+        average cosine of one of them to the others (-inf for fewer than two)."""
+        if home not in typical_of:
+            docs = [i for i, f in enumerate(labels) if f is not None and f[: len(home)] == home]
+            s = ctx.sum_of(docs) if docs else np.zeros(ctx.Xw.shape[1])
+            low = -np.inf
+            if len(docs) >= 2:
+                own = np.asarray(ctx.Xw[docs] @ s).ravel() - 1.0
+                low = float(own.min() / (len(docs) - 1))
+            typical_of[home] = (s, len(docs), low)
+        return typical_of[home]
+
+    def refine(leaves: list[int], candidates: list[int]) -> Group | None:
+        mean = ctx.proba[candidates].mean(axis=0, keepdims=True)
+        home = assign_folder_levels(mean, ctx.folders, ctx.rho).folder[0]
+        if not home:
+            return None
+        members = [
+            d for d in candidates if home[: len(ctx.placed.folder[d])] == ctx.placed.folder[d]
+        ]
+        if len(members) < min_size or len(members) < (1.0 - share) * len(leaves):
+            return None
+        home_sum, home_count, least = typical(home)
+        s, m = ctx.sum_of(members), len(members)
+        cohesion = float((s @ s - m) / (m * (m - 1)))
+        to_home = float(home_sum @ s) / (home_count * m)
+        affinity = max(ctx.affinity(s, m), to_home)
+        if cohesion > affinity and to_home < least:
+            return Group(tuple(members), home, cohesion, affinity, refines=True)
+        return None
+
+    # Free documents and all documents below each dendrogram node, bottom-up.
+    n_free = np.zeros(2 * n - 1)
+    size = np.ones(2 * n - 1)
+    n_free[:n] = free
+    for k in range(n - 1):
+        a, b = ctx.children[n + k]
+        n_free[n + k] = n_free[a] + n_free[b]
+        size[n + k] = size[a] + size[b]
+
+    groups: list[Group] = []
+    stack = [2 * n - 2]
+    while stack:
+        v = stack.pop()
+        if n_free[v] < min_size:
+            continue
+        group = None
+        if n_free[v] >= (1.0 - share) * size[v]:
+            leaves = ctx.leaves(v)
+            group = refine(leaves, [d for d in leaves if free[d]])
+        if group is not None:
+            groups.append(group)
+        elif v >= n:
+            stack.extend(ctx.children[v])
+    return groups
 
 
 def _prune(group: Group, min_size: int) -> Group:
