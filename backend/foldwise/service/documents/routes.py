@@ -184,12 +184,7 @@ def list_documents(
         offset=offset,
         limit=min(limit, cfg.max_page_size),
     )
-    return DocumentPage(
-        items=[DocumentSummary.model_validate(d) for d in items],
-        total=total,
-        offset=offset,
-        limit=limit,
-    )
+    return DocumentPage.of(items, total=total, offset=offset, limit=limit)
 
 
 @router.get("/{document_id}", response_model=DocumentRead, responses={404: _ERRORS[404]})

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -81,3 +83,9 @@ class DocumentPage(BaseModel):
     total: int
     offset: int
     limit: int
+
+    @classmethod
+    def of(cls, rows: Sequence[Any], *, total: int, offset: int, limit: int) -> DocumentPage:
+        """A page from document rows, as the listing endpoints return it."""
+        items = [DocumentSummary.model_validate(d) for d in rows]
+        return cls(items=items, total=total, offset=offset, limit=limit)

@@ -9,7 +9,7 @@ from fastapi import APIRouter, Query, Response, status
 from foldwise.service.config import SettingsDep
 from foldwise.service.db import SessionDep
 from foldwise.service.documents import service as documents
-from foldwise.service.documents.schemas import DocumentPage, DocumentSummary
+from foldwise.service.documents.schemas import DocumentPage
 from foldwise.service.folders import service
 from foldwise.service.folders.models import Folder
 from foldwise.service.folders.schemas import (
@@ -134,9 +134,4 @@ def folder_documents(
         offset=offset,
         limit=min(limit, cfg.max_page_size),
     )
-    return DocumentPage(
-        items=[DocumentSummary.model_validate(d) for d in items],
-        total=total,
-        offset=offset,
-        limit=limit,
-    )
+    return DocumentPage.of(items, total=total, offset=offset, limit=limit)
