@@ -24,7 +24,7 @@ get, not a constant.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -470,13 +470,8 @@ def _sibling_similarity(ctx: _Context, labels: Sequence[FolderPath | None]) -> f
 def _split(ctx: _Context, group: Group, split_below: float, min_size: int) -> Group:
     """Proposed subfolders where the dendrogram divides ``group`` like sibling folders."""
     if group.parts:
-        return Group(
-            group.members,
-            group.parent,
-            group.cohesion,
-            group.affinity,
-            group.node,
-            tuple(_split(ctx, p, split_below, min_size) for p in group.parts),
+        return replace(
+            group, parts=tuple(_split(ctx, p, split_below, min_size) for p in group.parts)
         )
     if group.node < ctx.n:
         return group
@@ -501,14 +496,7 @@ def _split(ctx: _Context, group: Group, split_below: float, min_size: int) -> Gr
                     node,
                 )
                 parts.append(_split(ctx, part, split_below, min_size))
-            return Group(
-                group.members,
-                group.parent,
-                group.cohesion,
-                group.affinity,
-                group.node,
-                tuple(parts),
-            )
+            return replace(group, parts=tuple(parts))
         # A side too small to be a folder stays in the proposal itself; look further down
         # the bigger side for a division.
         v = a if len(A) >= len(B) else b

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 
 def _echo_err(message: str) -> None:
     typer.echo(message, err=True)
+
+
+def _user_or_exit(session: Any, name: str) -> Any:
+    """The user called ``name``, or exit 1 with one line on stderr."""
+    from foldwise.service.users import service
+
+    user = service.get_by_name(session=session, name=name)
+    if user is None:
+        _echo_err(f"no user {name!r}")
+        raise typer.Exit(1)
+    return user
 
 
 def register(app: typer.Typer) -> None:
@@ -152,10 +163,7 @@ def register(app: typer.Typer) -> None:
         from foldwise.service.users import service
 
         with SessionLocal() as session:
-            user = service.get_by_name(session=session, name=name)
-            if user is None:
-                _echo_err(f"no user {name!r}")
-                raise typer.Exit(1)
+            user = _user_or_exit(session, name)
             _, secret = service.create_token(session=session, user=user, label=label)
             session.commit()
         typer.echo(secret)
@@ -178,10 +186,7 @@ def register(app: typer.Typer) -> None:
         from foldwise.service.users import service
 
         with SessionLocal() as session:
-            user = service.get_by_name(session=session, name=name)
-            if user is None:
-                _echo_err(f"no user {name!r}")
-                raise typer.Exit(1)
+            user = _user_or_exit(session, name)
             service.set_password(session=session, user=user, password=password)
             session.commit()
         typer.echo(f"password of {name!r} set")
@@ -212,10 +217,7 @@ def register(app: typer.Typer) -> None:
         from foldwise.service.users import service
 
         with SessionLocal() as session:
-            user = service.get_by_name(session=session, name=name)
-            if user is None:
-                _echo_err(f"no user {name!r}")
-                raise typer.Exit(1)
+            user = _user_or_exit(session, name)
             try:
                 if token_id is None:
                     count = service.revoke_all_tokens(session=session, user=user)

@@ -111,13 +111,19 @@ def create_folder(
     return folder
 
 
-def _subtree_ids(*, session: Session, user: User, root_id: int) -> list[int]:
+def _children_of(*, session: Session, user: User) -> dict[int | None, list[int]]:
+    """The caller's folder tree as parent id -> child ids, in one query."""
     rows = session.execute(
         select(Folder.id, Folder.parent_id).where(Folder.user_id == user.id)
     ).all()
     children: dict[int | None, list[int]] = defaultdict(list)
     for fid, parent in rows:
         children[parent].append(fid)
+    return children
+
+
+def _subtree_ids(*, session: Session, user: User, root_id: int) -> list[int]:
+    children = _children_of(session=session, user=user)
     out, stack = [], [root_id]
     while stack:
         fid = stack.pop()
@@ -127,12 +133,7 @@ def _subtree_ids(*, session: Session, user: User, root_id: int) -> list[int]:
 
 
 def _subtree_height(*, session: Session, user: User, folder: Folder) -> int:
-    rows = session.execute(
-        select(Folder.id, Folder.parent_id).where(Folder.user_id == user.id)
-    ).all()
-    children: dict[int | None, list[int]] = defaultdict(list)
-    for fid, parent in rows:
-        children[parent].append(fid)
+    children = _children_of(session=session, user=user)
 
     def height(fid: int) -> int:
         return 1 + max((height(c) for c in children[fid]), default=0)
