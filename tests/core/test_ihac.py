@@ -127,3 +127,10 @@ def test_folders_and_triples_from_one_tree_never_dead_end(seed):
     Z, violated = ihac_from_distances(D.copy(), constraints)
     assert not violated.any()
     assert constraints.triples.violated_by(Hierarchy.from_linkage(Z)) == []
+
+
+def test_non_finite_distances_are_refused():
+    D = np.zeros((3, 3))
+    D[2, 1] = np.nan
+    with pytest.raises(ValueError, match="finite"):
+        ihac_from_distances(D)

@@ -186,12 +186,19 @@ class TripleSet:
 
     def violated_by(self, hierarchy: Hierarchy) -> list[MLBTriple]:
         """The closed triples that ``hierarchy`` does not satisfy."""
-        return [t for t in sorted(self.closed) if not triple_holds(hierarchy, t)]
+        depth = hierarchy.depth()
+        return [t for t in sorted(self.closed) if not triple_holds(hierarchy, t, depth)]
 
 
-def triple_holds(hierarchy: Hierarchy, t: tuple[int, int, int]) -> bool:
-    """Whether ``hierarchy`` satisfies the MLB triple ``t`` (001 Properties 1-2)."""
-    depth = hierarchy.depth()
+def triple_holds(
+    hierarchy: Hierarchy, t: tuple[int, int, int], depth: NDArray[np.intp] | None = None
+) -> bool:
+    """Whether ``hierarchy`` satisfies the MLB triple ``t`` (001 Properties 1-2).
+
+    ``depth`` is ``hierarchy.depth()``, passed in when testing many triples.
+    """
+    if depth is None:
+        depth = hierarchy.depth()
 
     def ancestors(item: int) -> list[int]:
         chain, v = [], int(hierarchy.item_node[item])
