@@ -157,6 +157,7 @@ def extended_tree(
     term_names: Sequence[str] | None = None,
     existing_folders: Sequence[FolderPath] | None = None,
     placement: FolderPlacement | None = None,
+    placement_features: sp.spmatrix | NDArray[np.floating] | None = None,
     min_proposal_size: int = 5,
     max_labeled_share: float = 0.1,
     n_name_terms: int = 3,
@@ -180,7 +181,12 @@ def extended_tree(
     existing_folders : sequence of FolderPath, optional
         Folders the person has, also empty ones; the folders of ``labels`` are always kept.
     placement : FolderPlacement, optional
-        A model fitted on the same ``X`` and ``labels``; fitted here if omitted.
+        A model fitted on the same documents and ``labels`` (on ``placement_features`` when
+        given, else on ``X``); fitted here if omitted.
+    placement_features : sparse matrix or ndarray of shape (n_docs, n_placement_terms), optional
+        The placement model's own document rows, aligned with ``X``. A classifier gains from
+        a larger vocabulary than the clustering needs (rare terms separate folders; they only
+        add noise to a dendrogram's cosines), so the two may differ.
     min_proposal_size : int, default=5
         Fewest new documents a proposed folder holds. Pieces of a topic from
         3 documents on are found first and joined; a joined proposal must reach
@@ -213,20 +219,23 @@ def extended_tree(
     names = _term_names(term_names, n_terms)
     labels = [None if f is None else tuple(f) for f in labels]
     labeled = np.array([f is not None for f in labels])
+    P_X = X if placement_features is None else sp.csr_matrix(placement_features)
+    if P_X.shape[0] != n_docs:
+        raise ValueError(f"placement_features has {P_X.shape[0]} rows for {n_docs} documents")
     if placement is None:
         # Without the biHAC weights: multiplied into the placement model's own supervised
         # weights they lowered placement on python-docs (bench/placement_eval.py, biihac).
-        placement = FolderPlacement().fit(X, labels)
+        placement = FolderPlacement().fit(P_X, labels)
     w = np.ones(n_terms) if weights is None else np.asarray(weights, dtype=np.float64).ravel()
     if w.shape != (n_terms,):
         raise ValueError(f"weights must have shape ({n_terms},), got {w.shape}")
     new = np.flatnonzero(~labeled)
     proba = np.zeros((n_docs, len(placement.folders_)))
     if new.size:
-        proba[new] = placement.predict_proba(X[new], rows=new)
+        proba[new] = placement.predict_proba(P_X[new], rows=new)
     known = np.ones(n_docs)
     if new.size:
-        known[new] = placement.known_proba(X[new])
+        known[new] = placement.known_proba(P_X[new])
     placed = assign_folder_levels(proba, placement.folders_, placement.rho, known=known)
 
     # Weighted unit rows: cohesion and affinity are average weighted cosines (000 eq. 2).

@@ -129,6 +129,7 @@ class FolderPlacement(BaseEstimator):
         *,
         weights: ArrayLike | None = None,
         triples: ArrayLike | None = None,
+        sample_weight: ArrayLike | None = None,
     ) -> FolderPlacement:
         """Fit on all documents; ``folders[i] is None`` marks an unlabeled document.
 
@@ -142,6 +143,10 @@ class FolderPlacement(BaseEstimator):
             Learned term weights (biHAC, 000 eq. 3); used only with ``use_given_weights``.
         triples : array-like of shape (n_triples, 3), int, optional
             Explicit MLB triples (x, y, z) over rows of ``X``; kept to restrict predictions.
+        sample_weight : array-like of shape (n_docs,), optional
+            Weight of each labeled document in the SVMs' hinge loss (unlabeled rows ignore
+            it). A document the person filed against the model's advice weighs more than
+            an ordinary filed one: it marks where the boundary was wrong.
         """
         self._check_params()
         X = _as_csr(X)
@@ -155,6 +160,7 @@ class FolderPlacement(BaseEstimator):
         self.folders_ = sorted(set(paths))
         index = {f: j for j, f in enumerate(self.folders_)}
         y = np.array([index[p] for p in paths], dtype=np.intp)
+        sw = _check_sample_weight(sample_weight, n_docs)[labeled]
 
         w = _check_weights(weights, n_terms)
         if not self.use_given_weights:
@@ -177,7 +183,7 @@ class FolderPlacement(BaseEstimator):
             self.temperature_ = 1.0
             self.novelty_coef_ = np.zeros(0)
         else:
-            self.coef_, self.intercept_ = self._fit_svm(F[labeled], y)
+            self.coef_, self.intercept_ = self._fit_svm(F[labeled], y, sw)
             self.temperature_ = self._fit_temperature(F[labeled], y)
             self.novelty_coef_ = self._fit_novelty(F[labeled], y)
         self.triples_ = _check_triples(triples, n_docs)
@@ -212,7 +218,10 @@ class FolderPlacement(BaseEstimator):
         return sp.csr_matrix(normalize(sp.hstack([normalize(Xw), sp.csr_matrix(latent)]).tocsr()))
 
     def _fit_svm(
-        self, F: sp.csr_matrix, y: NDArray[np.intp]
+        self,
+        F: sp.csr_matrix,
+        y: NDArray[np.intp],
+        sample_weight: NDArray[np.float64] | None = None,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         k = len(self.folders_)
         coef = np.zeros((k, F.shape[1]))
@@ -223,7 +232,9 @@ class FolderPlacement(BaseEstimator):
             return coef, intercept
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            svm = LinearSVC(C=self.C, random_state=self.random_state).fit(F, y)
+            svm = LinearSVC(C=self.C, random_state=self.random_state).fit(
+                F, y, sample_weight=sample_weight
+            )
         c, b = svm.coef_, svm.intercept_
         if present.size == 2:  # sklearn keeps one binary decision; expand it to one per class
             c, b = np.vstack([-c[0], c[0]]), np.array([-b[0], b[0]])
@@ -467,6 +478,15 @@ def _check_weights(weights: ArrayLike | None, n_terms: int) -> NDArray[np.float6
     if w.shape != (n_terms,) or not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0:
         raise ValueError(f"weights must be {n_terms} finite non-negative numbers, not all zero")
     return w * (n_terms / w.sum())
+
+
+def _check_sample_weight(sample_weight: ArrayLike | None, n_docs: int) -> NDArray[np.float64]:
+    if sample_weight is None:
+        return np.ones(n_docs)
+    sw = np.asarray(sample_weight, dtype=np.float64).ravel()
+    if sw.shape != (n_docs,) or not np.all(np.isfinite(sw)) or (sw <= 0).any():
+        raise ValueError(f"sample_weight must be {n_docs} finite positive numbers")
+    return sw
 
 
 def _check_triples(triples: ArrayLike | None, n_docs: int) -> NDArray[np.intp]:

@@ -20,16 +20,27 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from foldwise import core
-from foldwise.service.critiques.models import CritiqueTriple, RejectedGroup
+from foldwise.service.critiques.models import Critique, CritiqueTriple, RejectedGroup
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
+from foldwise.service.recluster.models import TreeProposal
 from foldwise.service.recluster.settings import ReclusterSettings
 
 Progress = Callable[[str, dict[str, int]], None]
 
-#: Documents per folder whose vectors define the folder's centroid (a random sample of big
-#: folders: the centroid of 50 documents is already stable, and it bounds the work).
+#: Documents per folder whose vectors define the folder's centroid, from which the exemplars
+#: are picked (the centroid of 50 documents is already stable, and it bounds the work).
 CENTROID_SAMPLE = 50
+
+
+def stable_order(doc_ids: list[int]) -> list[int]:
+    """``doc_ids`` in a fixed pseudo-random order that depends on the ids alone.
+
+    Samples taken as prefixes of this order are the same on every recluster of the same
+    input (no churn from resampling), and a new document changes a sample by at most itself.
+    """
+    # Knuth's multiplicative hash: cheap, deterministic, and it scatters consecutive ids.
+    return sorted(doc_ids, key=lambda d: ((d * 2654435761) % 2**32, d))
 
 
 def _bihac_family(cls: type) -> Callable[[ReclusterSettings, Progress], Any]:
@@ -107,7 +118,8 @@ class ReclusterInput:
     #: Explicit triples over indices into ``doc_ids``, closed (001 Theorems 1-3).
     triples: list[tuple[int, int, int]]
     folders: dict[int, tuple[int | None, str]]
-    #: Vectors of the centroid sample of each folder (rows of ``X_all``), for placement.
+    #: Training sample of each folder (rows of ``X_all``) for the placement model; its
+    #: first ``CENTROID_SAMPLE`` rows also define the folder's centroid.
     centroid_rows: dict[int, list[int]]
     X_all: sp.csr_matrix
     rejected: list[set[int]]
@@ -116,6 +128,15 @@ class ReclusterInput:
     #: Folder id -> its path (folder ids as strings from the top), as in ``labels``.
     paths: dict[int, tuple[str, ...]] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
+    #: The placement model's features of every row of ``X_all`` (a larger vocabulary).
+    X_place: sp.csr_matrix | None = None
+    #: Rows of ``X_all`` the person filed by a move critique: they weigh more in placement.
+    critiqued_rows: set[int] = field(default_factory=set)
+    #: (row of an unfiled document, folder id) from "a is closer to b than to c" answers:
+    #: the answer is a soft example of ``a`` in ``b``'s folder.
+    answered: list[tuple[int, int]] = field(default_factory=list)
+    #: Member sets of proposals a document was taken out of ("not_in"), per document id.
+    not_in: list[tuple[int, set[int]]] = field(default_factory=list)
 
 
 def _folder_paths(folders: dict[int, tuple[int | None, str]]) -> dict[int, tuple[str, ...]]:
@@ -135,15 +156,62 @@ def _folder_paths(folders: dict[int, tuple[int | None, str]]) -> dict[int, tuple
     return paths
 
 
+def _critique_inputs(
+    session: Session, user_id: int
+) -> tuple[set[int], list[tuple[int, int, int]], list[tuple[int, set[int]]]]:
+    """Moved document ids, answered (a, b, c) ids and ``not_in`` (document, proposal members)."""
+    rows = session.execute(
+        select(
+            Critique.kind,
+            Critique.document_id,
+            Critique.proposal_id,
+            Critique.a,
+            Critique.b,
+            Critique.c,
+        )
+        .where(Critique.user_id == user_id, Critique.undone_at.is_(None))
+        .order_by(Critique.id)
+    ).all()
+    moved = {int(d) for kind, d, *_ in rows if kind == "move" and d is not None}
+    answers = [
+        (int(a), int(b), int(c))
+        for kind, _, _, a, b, c in rows
+        if kind == "closer" and None not in (a, b, c)
+    ]
+    keys = {str(p) for kind, _, p, *_ in rows if kind == "not_in" and p}
+    members = (
+        {
+            key: set(ids)
+            for key, ids in session.execute(
+                select(TreeProposal.key, TreeProposal.document_ids).where(
+                    TreeProposal.user_id == user_id, TreeProposal.key.in_(keys)
+                )
+            ).all()
+        }
+        if keys
+        else {}
+    )
+    not_in = [
+        (int(d), members[str(p)])
+        for kind, d, p, *_ in rows
+        if kind == "not_in" and d is not None and str(p) in members
+    ]
+    return moved, answers, not_in
+
+
 def load_inputs(
     *, session: Session, user_id: int, options: ReclusterSettings, seed: int
 ) -> ReclusterInput:
     """Read the user's folders, documents and explicit triples, and pick the exemplars.
 
-    Per folder: a random sample of up to ``CENTROID_SAMPLE`` filed documents defines the
-    centroid; the ``exemplars_nearest`` nearest to it plus ``exemplars_random`` others join the
-    recluster (DESIGN.md sec. 5), so n grows with new documents and folders, not the archive.
-    Documents named by explicit triples always join, so that every triple applies.
+    Per folder, up to ``options.train_per_folder`` filed documents (a fixed sample,
+    :func:`stable_order`) train the placement model: in a real archive folders hold many
+    filed documents, and a classifier on all of them is the bar to beat. The first
+    ``CENTROID_SAMPLE`` of them define the centroid; the ``exemplars_nearest`` nearest to it
+    plus ``exemplars_random`` others join the dendrogram (docs/recluster.md), so its n grows
+    with new documents and folders, not with the archive. Documents named by explicit
+    triples always join, so that every triple applies. ``seed`` must depend on the input
+    only (the user), so that an unchanged input gives an unchanged tree.
     """
     rng = random.Random(seed)
     folders = {
@@ -166,12 +234,16 @@ def load_inputs(
         (t.x, t.y, t.z)
         for t in session.scalars(select(CritiqueTriple).where(CritiqueTriple.user_id == user_id))
     ]
+    moved, answers, not_in = _critique_inputs(session, user_id)
     named = {d for t in explicit for d in t}
-    sample = {
-        f: sorted(rng.sample(ids, min(len(ids), CENTROID_SAMPLE))) for f, ids in by_folder.items()
+    train = {
+        f: sorted(stable_order(ids)[: options.train_per_folder]) for f, ids in by_folder.items()
     }
+    for f, ids in by_folder.items():  # moved documents always train the model
+        train[f] = sorted(set(train[f]) | (moved & set(ids)))
+    sample = {f: stable_order(ids)[:CENTROID_SAMPLE] for f, ids in train.items()}
     folder_of_doc = {d: f for f, ids in by_folder.items() for d in ids}
-    wanted = sorted({d for ids in sample.values() for d in ids} | set(unfiled) | named)
+    wanted = sorted({d for ids in train.values() for d in ids} | set(unfiled) | named)
     texts = (
         dict(
             session.execute(select(Document.id, Document.text).where(Document.id.in_(wanted))).all()
@@ -182,15 +254,21 @@ def load_inputs(
     wanted = [d for d in wanted if d in texts]
     if len(wanted) < 2:
         raise ValueError(f"nothing to cluster: {len(wanted)} document(s); a recluster needs 2")
-    X_all, model = core.text_features([texts[d] for d in wanted])
+    corpus = [texts[d] for d in wanted]
+    X_all, model = core.text_features(corpus)
     X_all = sp.csr_matrix(X_all, dtype=np.float64)
+    X_place, _ = core.text_features(
+        corpus,
+        min_term_count=options.placement_min_term_count,
+        max_terms=options.placement_max_terms,
+    )
     row_of = {d: i for i, d in enumerate(wanted)}
 
     chosen: list[int] = []
     centroid_rows: dict[int, list[int]] = {}
-    for f, ids in sample.items():
-        rows_f = [row_of[d] for d in ids if d in row_of]
-        centroid_rows[f] = rows_f
+    for f, ids in train.items():
+        centroid_rows[f] = [row_of[d] for d in ids if d in row_of]
+        rows_f = sorted(row_of[d] for d in sample[f] if d in row_of)
         if not rows_f:
             continue
         centroid = np.asarray(X_all[rows_f].mean(axis=0)).ravel()
@@ -219,6 +297,11 @@ def load_inputs(
         set(g.document_ids)
         for g in session.scalars(select(RejectedGroup).where(RejectedGroup.user_id == user_id))
     ]
+    answered = [
+        (row_of[a], folder_of_doc[b])
+        for a, b, _ in answers
+        if a in row_of and a not in folder_of_doc and b in folder_of_doc
+    ]
     return ReclusterInput(
         doc_ids=doc_ids,
         folder_of=folder_of,
@@ -232,11 +315,16 @@ def load_inputs(
         rejected=rejected,
         rows=order_rows,
         paths=paths,
+        X_place=sp.csr_matrix(X_place, dtype=np.float64),
+        critiqued_rows={row_of[d] for d in moved if d in row_of and d in folder_of_doc},
+        answered=answered,
+        not_in=not_in,
         stats={
             "exemplars": len(labeled_rows),
             "unfiled": len(unlabeled_rows),
             "folders": len(folders),
             "filed_total": sum(len(v) for v in by_folder.values()),
+            "placement_training": sum(len(v) for v in centroid_rows.values()),
             "explicit_triples": len(explicit),
         },
     )
@@ -271,28 +359,56 @@ class PlacementOut:
     confident_folder_id: int | None = None
 
 
-#: A proposal sharing this much (Jaccard) with a group the person rejected is not proposed.
-REJECTED_OVERLAP = 0.5
+#: Two proposals are "the same" when they share at least this share of the smaller one's
+#: members: a rejected group is not proposed again, and a document taken out of a proposal
+#: stays out of its successors.
+SAME_PROPOSAL_OVERLAP = 0.5
+
+
+def same_proposal(a: set[int], b: set[int]) -> bool:
+    """Whether member sets ``a`` and ``b`` are one proposal (see ``SAME_PROPOSAL_OVERLAP``)."""
+    return bool(a and b) and len(a & b) >= SAME_PROPOSAL_OVERLAP * min(len(a), len(b))
 
 
 def _core_tree(
-    inputs: ReclusterInput, Z: np.ndarray, weights: np.ndarray
+    inputs: ReclusterInput, Z: np.ndarray, weights: np.ndarray, options: ReclusterSettings
 ) -> tuple[list[Proposal], list[PlacementOut]]:
     """The core's extended tree, mapped to proposals and placements over document ids.
 
-    The placement model learns from every sampled filed document (up to ``CENTROID_SAMPLE``
-    per folder), not only the exemplars in the dendrogram: the recluster's documents come
-    first, in the same order, so the core's row indices (and the explicit triples) agree.
+    The placement model learns from every sampled filed document (``train_per_folder`` per
+    folder), not only the exemplars in the dendrogram, and from the person's critiques: moved
+    documents weigh ``move_weight``, and each answered "a is closer to b than to c" adds a
+    copy of ``a`` as an example of ``b``'s folder. The recluster's documents come first, in
+    the same order, so the core's row indices (and the explicit triples) agree.
     """
     n = len(inputs.doc_ids)
     in_tree = set(inputs.rows)
     folder_of_row = {r: f for f, rows in inputs.centroid_rows.items() for r in rows}
     extra = sorted(r for r in folder_of_row if r not in in_tree)
-    X_fit = sp.vstack([inputs.X, inputs.X_all[extra]]).tocsr() if extra else inputs.X
-    labels_fit = list(inputs.labels) + [inputs.paths[folder_of_row[r]] for r in extra]
+    answered = [(r, f) for r, f in inputs.answered if f in inputs.paths]
+    X_place = inputs.X_place if inputs.X_place is not None else inputs.X_all
+    fit_rows = list(inputs.rows) + extra + [r for r, _ in answered]
+    X_fit = X_place[fit_rows]
+    labels_fit = (
+        list(inputs.labels)
+        + [inputs.paths[folder_of_row[r]] for r in extra]
+        + [inputs.paths[f] for _, f in answered]
+    )
+    sample_weight = np.array(
+        [
+            options.move_weight if r in inputs.critiqued_rows else 1.0
+            for r in fit_rows[: n + len(extra)]
+        ]
+        + [options.answer_weight] * len(answered)
+    )
     triples = np.asarray(inputs.triples, dtype=np.intp).reshape(-1, 3)
+    # No biHAC weights: they live in the clustering's term space, and they lowered
+    # placement (docs/placement.md); the model learns its own term weights.
     model = core.FolderPlacement().fit(
-        X_fit, labels_fit, weights=weights, triples=triples if len(triples) else None
+        X_fit,
+        labels_fit,
+        triples=triples if len(triples) else None,
+        sample_weight=sample_weight,
     )
     tree = core.extended_tree(
         Z,
@@ -302,6 +418,7 @@ def _core_tree(
         term_names=inputs.terms,
         existing_folders=[inputs.paths[f] for f in inputs.folders],
         placement=model,
+        placement_features=X_place[inputs.rows],
     )
 
     existing = {inputs.paths[f] for f in inputs.folders}
@@ -314,6 +431,7 @@ def _core_tree(
         return int(path[-1]) if path else None
 
     proposals: list[Proposal] = []
+    kept: set[int] = set()  # documents of the proposals kept
     index_of: dict[tuple[str, ...], int] = {}
     # Proposals may nest (a new topic with its own subtopics); the service keeps one level:
     # each top-level proposal holds the documents of its whole subtree.
@@ -330,8 +448,13 @@ def _core_tree(
         ids = {inputs.doc_ids[i] for i in tree.subtree_documents(p.path)}
         if not ids:
             continue
-        if any(len(ids & g) / len(ids | g) >= REJECTED_OVERLAP for g in inputs.rejected if g):
+        if any(same_proposal(ids, g) for g in inputs.rejected):
             continue  # the person rejected (mostly) this group before
+        # A document the person took out of (the predecessor of) this proposal stays out.
+        ids -= {d for d, taken_from in inputs.not_in if d in ids and same_proposal(ids, taken_from)}
+        if not ids:
+            continue
+        kept |= ids
         parent = p.parent or ()
         for q in proposed:
             if top_proposal(q) == p.path:
@@ -347,7 +470,11 @@ def _core_tree(
             )
         )
     new_rows = [i for i in range(n) if inputs.labels[i] is None]
-    proba = model.predict_proba(inputs.X[new_rows], rows=new_rows) if new_rows else None
+    proba = (
+        model.predict_proba(X_place[[inputs.rows[i] for i in new_rows]], rows=new_rows)
+        if new_rows
+        else None
+    )
     column = {r: k for k, r in enumerate(new_rows)}
     placements = []
     for pl in tree.placements:
@@ -362,6 +489,8 @@ def _core_tree(
             best = folder_id(pl.best_existing)
         target = tuple(pl.folder)
         proposal = index_of.get(target)
+        if inputs.doc_ids[pl.document] not in kept:
+            proposal = None
         if proposal is None:
             # Placed in its most probable folder, with that folder's posterior as confidence;
             # the level assignment (003 eq. 9: the deepest folder whose subtree holds more
@@ -416,7 +545,7 @@ def compute(
     if weights is None or np.shape(weights) != (inputs.X.shape[1],):
         weights = np.ones(inputs.X.shape[1])
     report("extended_tree", {})
-    proposals, placements = _core_tree(inputs, Z, np.asarray(weights, dtype=np.float64))
+    proposals, placements = _core_tree(inputs, Z, np.asarray(weights, dtype=np.float64), options)
     stats = dict(inputs.stats)
     stats["n_documents"] = len(inputs.doc_ids)
     stats["explicit_triples_closed"] = len(inputs.triples)

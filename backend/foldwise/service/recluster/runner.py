@@ -328,7 +328,8 @@ def execute(rt: Runtime, job_id: int) -> None:
                     session=session,
                     user_id=user_id,
                     options=rt.options,
-                    seed=job_id * 1000 + reruns,
+                    # From the user only: an unchanged input gives an unchanged tree.
+                    seed=user_id,
                 )
             report("exemplars", {"n_documents": len(inputs.doc_ids)})
             out = core_adapter.compute(inputs, method=method, options=rt.options, report=report)

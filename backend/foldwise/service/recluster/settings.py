@@ -32,6 +32,17 @@ class ReclusterSettings(BaseSettings):
     exemplars_nearest: int = Field(default=6, ge=1)
     #: ... plus this many drawn at random from the rest of the folder.
     exemplars_random: int = Field(default=2, ge=0)
+    #: Filed documents per folder that train the placement model (a fixed sample of larger
+    #: folders): with many filed documents per folder a classifier on all of them is the bar.
+    train_per_folder: int = Field(default=300, ge=1)
+    #: The placement model's vocabulary: terms seen at least this often, at most this many.
+    #: Larger than the clustering's (rare terms separate folders well).
+    placement_min_term_count: int = Field(default=2, ge=1)
+    placement_max_terms: int = Field(default=50000, ge=1)
+    #: Weight, in the placement model, of a document the person moved (an ordinary filed
+    #: document weighs 1) and of an answered "a is closer to b" as an example of a in b's folder.
+    move_weight: float = Field(default=3.0, gt=0)
+    answer_weight: float = Field(default=1.0, gt=0)
     #: At most this many unfiled documents per recluster (the newest are kept).
     max_unfiled: int = Field(default=5000, ge=1)
     #: biHAC's learning rate and run limits (000 sec. 4; the paper's values).
