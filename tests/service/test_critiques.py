@@ -212,9 +212,8 @@ def test_proposals_accept_rename_reject_not_in(
     undone = client.delete(f"/api/critiques/{accepted['id']}", headers=h).json()
     assert undone["folder_deleted"] and undone["documents_unfiled"] == len(others)
 
-    # reject: the documents go to the proposal's parent; the group is remembered.
+    # reject: nothing is filed (issue: a rejection is not a filing); the group is remembered.
     rejected = _post(client, h, kind="reject", proposal_id=first["id"]).json()
-    parent = first["parent_id"]
     with rt.sessions() as session:
         groups = session.scalars(select(RejectedGroup)).all()
         assert [sorted(g.document_ids) for g in groups] == [sorted(first["document_ids"])]
@@ -223,10 +222,11 @@ def test_proposals_accept_rename_reject_not_in(
                 select(Document.id, Document.folder_id).where(Document.id.in_(others))
             ).all()
         )
-    if parent is None:
-        assert rejected["filed_document_ids"] == [] and set(filed.values()) == {None}
-    else:
-        assert set(filed.values()) == {parent}
+    assert rejected["filed_document_ids"] == [] and set(filed.values()) == {None}
+    # The served tree shows them in existing folders at once, not in the rejected proposal.
+    served = client.get("/api/tree/extended", headers=h).json()
+    where = {p["document_id"]: p["folder_id"] for p in served["placements"]}
+    assert all(not isinstance(where.get(d), str) for d in others)
     # The next tree does not propose that group again.
     recluster(client, h)
     for p in _proposals(client, h):

@@ -39,7 +39,8 @@ class RenameCritique(_Body):
 
 
 class RejectCritique(_Body):
-    """Reject proposal ``proposal_id``: its documents go to its parent folder."""
+    """Reject proposal ``proposal_id``: it is not proposed again; its documents stay unfiled
+    and are placed in existing folders."""
 
     kind: Literal["reject"]
     proposal_id: str = _PROPOSAL

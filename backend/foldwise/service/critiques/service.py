@@ -129,10 +129,11 @@ def _apply(
                     parent_folder_id=parent,
                 )
             )
-            # Documents of a top-level proposal have no parent folder to go to: they stay
-            # unfiled and are placed in existing folders by the next tree.
-            filed = _file(session, members, parent) if parent is not None else {}
-            undo = {"filed": filed, "target": parent}
+            # A rejection says "not this group", not "these belong in the parent": filing
+            # them there would put a guess into the person's own folders. They stay unfiled;
+            # the tree shows each in its best existing folder, and the group is not proposed
+            # again (core_adapter.same_proposal).
+            undo = {"filed": {}, "target": None}
         else:
             name = body.name if isinstance(body, RenameCritique) else proposal.name
             created = folders.create_folder(session=session, user=user, name=name, parent_id=parent)
