@@ -244,6 +244,11 @@ def test_closer_question(client: TestClient, api: Api, rt: Runtime, worker: Embe
     assert q["b"]["folder_id"] is not None and q["c"]["folder_id"] is not None
     assert q["b"]["folder_id"] != q["c"]["folder_id"] and q["a"]["title"]
     assert "margin" in q["reason"]
+    # A skipped question is not asked again: the next one is about another document.
+    skipped = client.get("/api/questions/closer", params={"exclude": q["a"]["id"]}, headers=h)
+    assert skipped.status_code == 204 or skipped.json()["a"]["id"] != q["a"]["id"]
+    bad = client.get("/api/questions/closer", params={"exclude": "x"}, headers=h)
+    assert bad.status_code == 422
     answer = _post(client, h, kind="closer", a=q["a"]["id"], b=q["c"]["id"], c=q["b"]["id"])
     assert answer.status_code == 201
     nxt = client.get("/api/questions/closer", headers=h)

@@ -1,12 +1,15 @@
-"""``GET /api/questions/closer``: ask where the current model is least sure.
+"""``GET /api/questions/closer``: ask where an answer changes the most.
 
-Choice: among the unfiled documents of the newest tree version, take the one with the smallest
-margin between the placement model's posteriors of its best and its
-runner-up existing folder
-(the two nearly tie: an answer moves the boundary most), skipping documents already asked
-about (a ``closer`` critique in force with the document as ``a``). ``b`` and ``c`` are the
-members of those two folders nearest to each folder's centroid, so the person compares the
-document with what each folder is typically about.
+Choice: among the unfiled documents of the newest tree version, the one with the smallest
+margin between the placement model's posteriors of its best and its runner-up existing
+folder (the two nearly tie: an answer moves the boundary most), among those the model thinks
+belong to one of the two (posterior mass ``p1 + p2 >= MIN_PAIR_MASS``). A document likely to
+belong to neither makes the question a tie for the person (both are equally unrelated): it
+teaches nothing, so it is asked only when no other is left. Skipped are documents already
+asked about (a ``closer`` critique in force with the document as ``a``), documents the person
+filed, and the ``exclude`` ids (questions the person skipped). ``b`` and ``c`` are the members
+of those two folders nearest to each folder's centroid, so the person compares the document
+with what each folder is typically about. "Neither" is a move critique of ``a``.
 """
 
 from __future__ import annotations
@@ -25,9 +28,20 @@ from foldwise.service.users.models import User
 
 #: Candidates (smallest margins first) tried before giving up.
 MAX_TRIES = 10
+#: Posterior mass of the two candidate folders below which the question is likely a tie.
+MIN_PAIR_MASS = 0.5
 
 
-def closer_question(*, session: Session, user: User) -> CloserQuestion | None:
+def _pair_mass(pl: TreePlacement) -> float:
+    """p1 + p2 of a placement (confidence is p1 when it is placed in an existing folder)."""
+    if pl.margin is None:
+        return 0.0
+    return 2.0 * float(pl.confidence) - float(pl.margin)
+
+
+def closer_question(
+    *, session: Session, user: User, exclude: set[int] | None = None
+) -> CloserQuestion | None:
     """The next question, or ``None`` when there is nothing to ask."""
     version = latest_version(session=session, user_id=user.id)
     if version is None:
@@ -49,6 +63,7 @@ def closer_question(*, session: Session, user: User) -> CloserQuestion | None:
     live_folders = dict(
         session.execute(select(Folder.id, Folder.name).where(Folder.user_id == user.id)).all()
     )
+    asked |= exclude or set()
     rows = session.scalars(
         select(TreePlacement)
         .where(
@@ -58,7 +73,9 @@ def closer_question(*, session: Session, user: User) -> CloserQuestion | None:
             TreePlacement.margin.is_not(None),
         )
         .order_by(TreePlacement.margin, TreePlacement.document_id)
-    )
+    ).all()
+    # Likely answerable questions first (stable: smallest margin first within each group).
+    rows = sorted(rows, key=lambda pl: _pair_mass(pl) < MIN_PAIR_MASS)
     tries = 0
     for pl in rows:
         if pl.document_id not in unfiled or pl.document_id in asked:

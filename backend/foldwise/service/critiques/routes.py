@@ -80,7 +80,14 @@ def list_triples(user: CurrentUser, session: SessionDep) -> TriplesRead:
     response_model=CloserQuestion,
     responses={204: {"description": "nothing to ask"}},
 )
-def closer_question(user: CurrentUser, session: SessionDep) -> CloserQuestion | Response:
-    """Is document a closer to b or to c? Asked where the current tree is least sure."""
-    question = questions.closer_question(session=session, user=user)
+def closer_question(
+    user: CurrentUser,
+    session: SessionDep,
+    exclude: Annotated[
+        list[Annotated[int, Query(gt=0, le=2**63 - 1)]],
+        Query(max_length=1000, description="document ids the person skipped: not asked again"),
+    ] = [],  # noqa: B006 (FastAPI copies query defaults)
+) -> CloserQuestion | Response:
+    """Is document a closer to b or to c? Asked where an answer changes the most."""
+    question = questions.closer_question(session=session, user=user, exclude=set(exclude))
     return question if question is not None else Response(status_code=204)
