@@ -254,3 +254,43 @@ def test_closer_question(client: TestClient, api: Api, rt: Runtime, worker: Embe
     nxt = client.get("/api/questions/closer", headers=h)
     assert nxt.status_code == 204 or nxt.json()["a"]["id"] != q["a"]["id"]
     assert client.get("/api/questions/closer", headers=api.user("bob")).status_code == 204
+
+
+def test_unchanged_input_gives_unchanged_tree(
+    client: TestClient, api: Api, rt: Runtime, worker: EmbeddedWorker
+) -> None:
+    """A recluster with no new input keeps every placement, proposal key and name; a
+    document taken out of a proposal stays out of its successor (same key)."""
+    alice = seed_small(rt, "alice")
+    h = alice["headers"]
+    recluster(client, h)
+    before = client.get("/api/tree/extended", headers=h).json()
+    recluster(client, h)
+    after = client.get("/api/tree/extended", headers=h).json()
+    assert after["version"] == before["version"] + 1
+
+    def view(tree: dict[str, Any]) -> tuple[Any, Any]:
+        places = {p["document_id"]: p["folder_id"] for p in tree["placements"]}
+        props = {
+            (f["id"], f["name"], tuple(f["document_ids"]))
+            for f in tree["folders"]
+            if f["kind"] == "proposed"
+        }
+        return places, props
+
+    assert view(after) == view(before)
+    proposal = _proposals(client, h)[0]
+    assert proposal["id"].startswith("p-1-")  # carried over from version 1
+    d = proposal["document_ids"][-1]
+    assert (
+        _post(client, h, kind="not_in", document_id=d, proposal_id=proposal["id"]).status_code
+        == 201
+    )
+    recluster(client, h)
+    for p in _proposals(client, h):
+        if (
+            p["id"] == proposal["id"]
+            or len(set(p["document_ids"]) & set(proposal["document_ids"]))
+            >= len(p["document_ids"]) / 2
+        ):
+            assert d not in p["document_ids"], p

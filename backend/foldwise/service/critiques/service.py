@@ -56,8 +56,11 @@ def triples_in_force(*, session: Session, user_id: int) -> dict[tuple[int, int, 
 
 def _open_proposal(session: Session, user: User, key: str) -> tuple[TreeProposal, list[int]]:
     """The proposal ``key`` of the newest version, still open, and its current members."""
-    proposal = session.scalar(
-        select(TreeProposal).where(TreeProposal.user_id == user.id, TreeProposal.key == key)
+    proposal = session.scalar(  # the newest row: a key carries over between versions
+        select(TreeProposal)
+        .where(TreeProposal.user_id == user.id, TreeProposal.key == key)
+        .order_by(TreeProposal.version_id.desc())
+        .limit(1)
     )
     if proposal is None:
         raise NotFoundError(f"proposal {key} not found")

@@ -183,9 +183,9 @@ def _critique_inputs(
         {
             key: set(ids)
             for key, ids in session.execute(
-                select(TreeProposal.key, TreeProposal.document_ids).where(
-                    TreeProposal.user_id == user_id, TreeProposal.key.in_(keys)
-                )
+                select(TreeProposal.key, TreeProposal.document_ids)
+                .where(TreeProposal.user_id == user_id, TreeProposal.key.in_(keys))
+                .order_by(TreeProposal.version_id)  # a carried-over key: the newest row wins
             ).all()
         }
         if keys

@@ -97,10 +97,18 @@ class TreeVersion(Base):
 
 
 class TreeProposal(Base):
-    """A proposed folder of a tree version; ``key`` is its stable id ``p-<version>-<n>``."""
+    """A proposed folder of a tree version.
+
+    ``key`` is its id ``p-<version>-<n>``, from the version that first proposed it: a later
+    version whose proposal has mostly the same members carries the key and the name over
+    (``runner._carry_over``), so one key has a row per version.
+    """
 
     __tablename__ = "tree_proposals"
-    __table_args__ = (UniqueConstraint("user_id", "key", name="uq_tree_proposals_user_key"),)
+    __table_args__ = (
+        UniqueConstraint("version_id", "key", name="uq_tree_proposals_version_key"),
+        Index("ix_tree_proposals_user_key", "user_id", "key"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     version_id: Mapped[int] = mapped_column(

@@ -16,13 +16,15 @@ import time
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from foldwise.service.db import utcnow
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster import core_adapter
+from foldwise.service.recluster import core_adapter, tree
 from foldwise.service.recluster.models import (
     ReclusterJob,
     TreePlacement,
@@ -219,7 +221,7 @@ def _store(
     )
     session.add(version)
     session.flush()
-    key = {p.index: f"p-{number}-{p.index}" for p in out.proposals}
+    key, name = _carry_over(session, user_id, version.id, out.proposals, number)
     for p in out.proposals:
         session.add(
             TreeProposal(
@@ -227,7 +229,7 @@ def _store(
                 user_id=user_id,
                 key=key[p.index],
                 parent_folder_id=p.parent_folder_id if p.parent_folder_id in live_folders else None,
-                name=p.name[:255],
+                name=name[p.index][:255],
                 top_terms=p.top_terms,
                 document_ids=[d for d in p.document_ids if d in live_docs],
                 cohesion=p.cohesion,
@@ -250,6 +252,49 @@ def _store(
                 margin=pl.margin,
             )
         )
+
+
+def _carry_over(
+    session: Session,
+    user_id: int,
+    version_id: int,
+    proposals: list[core_adapter.Proposal],
+    number: int,
+) -> tuple[dict[int, str], dict[int, str]]:
+    """Key and name of each new proposal: its predecessor's when it has one.
+
+    New proposals are matched one-to-one to the previous version's open ones by member
+    overlap (Hungarian assignment on Jaccard, linear_sum_assignment); a pair counts only when
+    it is the same proposal by ``core_adapter.same_proposal``. A matched proposal keeps the
+    predecessor's key and name, so the person's view and critiques in force (``not_in`` is
+    stored by key) follow it across reclusters. Others get ``p-<number>-<index>``.
+    """
+    previous = session.scalars(
+        select(TreeProposal)
+        .where(TreeProposal.user_id == user_id, TreeProposal.version_id != version_id)
+        .where(
+            TreeProposal.version_id
+            == select(func.max(TreeProposal.version_id))
+            .where(TreeProposal.user_id == user_id, TreeProposal.version_id != version_id)
+            .scalar_subquery()
+        )
+        .order_by(TreeProposal.id)
+    ).all()
+    closed = tree.closed_proposals(session=session, user_id=user_id)
+    previous = [p for p in previous if p.key not in closed]
+    key = {p.index: f"p-{number}-{p.index}" for p in proposals}
+    name = {p.index: p.name for p in proposals}
+    if not previous or not proposals:
+        return key, name
+    new_sets = [set(p.document_ids) for p in proposals]
+    old_sets = [set(p.document_ids) for p in previous]
+    jaccard = np.array([[len(a & b) / max(len(a | b), 1) for b in old_sets] for a in new_sets])
+    rows, cols = linear_sum_assignment(-jaccard)
+    for i, j in zip(rows, cols, strict=True):
+        if core_adapter.same_proposal(new_sets[i], old_sets[j]):
+            key[proposals[i].index] = previous[j].key
+            name[proposals[i].index] = previous[j].name
+    return key, name
 
 
 def _commit(
