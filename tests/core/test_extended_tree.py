@@ -246,3 +246,27 @@ def test_no_refinement_when_new_documents_are_like_the_filed_ones():
     # A tight handful of a folder's ordinary documents is rarely less like the folder than
     # its least typical filed document (one of ten corpora here).
     assert len(proposals) <= 1
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_documents_the_novelty_model_calls_known_stay_out_of_proposals(seed):
+    """A known document pulled into a proposal is a wrong placement: only documents with
+    known_proba below NOVELTY_GATE join a new topic. (Refinements, subfolders of a folder
+    the model is sure of, are about known documents by design and are not gated.)"""
+    from foldwise.core._proposals import NOVELTY_GATE
+
+    # Overlapping topics (2 own terms, 6 common ones): some known documents are ambiguous
+    # and sit in the dendrogram among the hidden music documents (without the gate, one per
+    # seed joins the music proposal).
+    X, names, truth = topic_corpus(seed=seed, per_folder=30, own=2, common=6)
+    labels = label_some(truth, 10, {("music",)}, seed=seed)
+    model = FolderPlacement().fit(X, labels)
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    tree = extended_tree(Z, X, labels, term_names=names, placement=model)
+    known = model.known_proba(X)
+    members = [d for p in tree.proposals() if p.parent == () for d in p.documents]
+    assert members, "the hidden music folder is still proposed"
+    assert all(known[d] < NOVELTY_GATE for d in members)
+    # A separate placement feature matrix must match the documents.
+    with pytest.raises(ValueError, match="placement_features"):
+        extended_tree(Z, X, labels, placement=model, placement_features=X[:-1])

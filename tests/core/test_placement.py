@@ -208,3 +208,70 @@ def test_documents_of_a_hidden_folder_are_not_forced_into_a_sibling():
     assert all(placed.folder[i][:1] in ((), ("sport",)) for i in golf)
     # The known topics still go all the way down.
     assert np.mean([placed.folder[i] == truth[i] for i in others]) >= 0.8
+
+
+def _noisy_corpus(seed: int):
+    """Topic corpus with overlapping folders: own terms drawn half from a neighbour's block,
+    so placements are wrong often enough for calibration to matter."""
+    X, _, truth = topic_corpus(seed=seed, per_folder=40, own=1, parent=4, common=6)
+    return X, truth
+
+
+def test_calibrated_confidence_is_monotone_and_a_floor_on_held_out_documents():
+    hits, shown = 0, 0
+    for seed in range(4):
+        X, truth = _noisy_corpus(seed)
+        labels = _labels(truth, n_labeled=25, seed=seed)
+        model = FolderPlacement().fit(X, labels)
+        assert model.calibration_x_.size > 0
+        grid = np.linspace(0, 1, 101)
+        conf = model.calibrated_confidence(grid)
+        assert np.all(np.diff(conf) >= -1e-12) and conf.min() >= 0 and conf.max() <= 1
+        new = [i for i, f in enumerate(labels) if f is None]
+        P = model.predict_proba(X[new])
+        c = model.calibrated_confidence(P.max(axis=1))
+        right = np.array(
+            [model.folders_[j] == truth[i] for i, j in zip(new, P.argmax(1), strict=True)]
+        )
+        hits += int(right[c >= 0.9].sum())
+        shown += int((c >= 0.9).sum())
+    # Documents shown at >= .9 are right at least 90% of the time, and some are shown so.
+    assert shown > 0 and hits / shown >= 0.9
+
+
+def test_calibration_map_corrects_an_overconfident_softmax():
+    """Held-out posteriors of .95 that are right 60% of the time are shown at most .6."""
+    rng = np.random.default_rng(0)
+    n = 400
+    top = np.r_[rng.uniform(0.9, 1.0, n), rng.uniform(0.4, 0.6, n)]
+    P = np.column_stack([top, 1 - top])
+    right = np.r_[rng.random(n) < 0.6, rng.random(n) < 0.5]
+    t = np.where(right, 0, 1)
+    model = FolderPlacement()
+    model.folders_ = [("a",), ("b",)]
+    model.coef_ = np.zeros((2, 1))  # marks the model fitted for calibrated_confidence
+    model._fit_calibration(P, t)
+    shown = model.calibrated_confidence(np.array([0.5, 0.95, 0.99]))
+    assert shown[1] <= 0.62 and shown[2] <= 0.62 and shown[0] <= 0.55
+    assert np.all(np.diff(shown) >= 0)
+
+
+def test_sample_weight_moves_the_boundary_for_other_documents():
+    X, truth = _noisy_corpus(0)
+    labels = _labels(truth, n_labeled=10, seed=0)
+    plain = FolderPlacement().fit(X, labels)
+    new = [i for i, f in enumerate(labels) if f is None]
+    # Relabel one labeled document of football as tennis and weigh it heavily: the person
+    # "moved" it against the model. Other documents like it must feel the change.
+    moved = next(i for i, f in enumerate(labels) if f == ("sport", "football"))
+    labels2 = list(labels)
+    labels2[moved] = ("sport", "tennis")
+    weights = np.ones(len(labels))
+    weights[moved] = 50.0
+    heavy = FolderPlacement().fit(X, labels2, sample_weight=weights)
+    light = FolderPlacement().fit(X, labels2)
+    col = heavy.folders_.index(("sport", "tennis"))
+    assert (heavy.predict_proba(X[new])[:, col] - light.predict_proba(X[new])[:, col]).max() > 0.01
+    with pytest.raises(ValueError, match="sample_weight"):
+        FolderPlacement().fit(X, labels, sample_weight=np.zeros(len(labels)))
+    assert plain.folders_ == heavy.folders_

@@ -52,6 +52,13 @@ class Group:
     refines: bool = False
 
 
+#: A new document joins a proposal only if the novelty model gives it less than this
+#: probability of belonging to an existing folder: a document that more likely belongs to
+#: one of the person's folders is left to the placement (a known document pulled into a
+#: proposal is a wrong placement for the person). Service benchmark, docs/placement.md.
+NOVELTY_GATE = 0.5
+
+
 @dataclass
 class _Context:
     """What every step of the search reads; built once per call."""
@@ -68,6 +75,16 @@ class _Context:
     tree: FolderTree
     children: dict[int, tuple[int, int]]
     n: int
+
+    def unclaimed(self, d: int) -> bool:
+        """Whether new document ``d`` may join a proposal: no folder claims it (posterior of
+        its best folder, times ``known``, below ``rho``) and the novelty model does not
+        think it belongs to an existing folder (``known < NOVELTY_GATE``)."""
+        return (
+            not self.labeled[d]
+            and self.placed.best_confidence[d] < self.rho
+            and self.placed.known[d] < NOVELTY_GATE
+        )
 
     def leaves(self, v: int) -> list[int]:
         out, stack = [], [v]
@@ -310,7 +327,7 @@ def _qualify(ctx: _Context, v: int, anchor: FolderPath) -> Group | None:
         [
             d
             for d in ctx.leaves(v)
-            if not ctx.labeled[d] and ctx.placed.best_confidence[d] < ctx.rho
+            if ctx.unclaimed(d)
         ],
         dtype=np.intp,
     )
@@ -397,7 +414,7 @@ def _absorb(ctx: _Context, groups: list[Group]) -> list[Group]:
     free = [
         d
         for d in range(ctx.n)
-        if not ctx.labeled[d] and ctx.placed.best_confidence[d] < ctx.rho and d not in taken
+        if ctx.unclaimed(d) and d not in taken
     ]
     if not free or not groups:
         return groups

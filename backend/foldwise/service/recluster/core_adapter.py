@@ -500,7 +500,12 @@ def _core_tree(
                 if (proba is not None)
                 else tuple(pl.best_existing)
             )
-            conf = float(proba[column[pl.document]].max()) if proba is not None else 1.0
+            # Shown as the calibrated chance of being right (issue: >= .9 shown, >= 90% right).
+            conf = (
+                float(model.calibrated_confidence(proba[column[pl.document]].max()))
+                if proba is not None
+                else 1.0
+            )
         else:
             conf = float(pl.confidence)
         confident = tuple(pl.folder)
