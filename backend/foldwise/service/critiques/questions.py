@@ -33,10 +33,8 @@ MIN_PAIR_MASS = 0.5
 
 
 def _pair_mass(pl: TreePlacement) -> float:
-    """p1 + p2 of a placement (confidence is p1 when it is placed in an existing folder)."""
-    if pl.margin is None:
-        return 0.0
-    return 2.0 * float(pl.confidence) - float(pl.margin)
+    """p1 + p2 of a placement (0 for versions made before it was stored)."""
+    return float(pl.pair_mass or 0.0)
 
 
 def closer_question(

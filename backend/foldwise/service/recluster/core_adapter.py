@@ -357,6 +357,8 @@ class PlacementOut:
     best_folder_id: int | None = None
     #: The deepest existing folder the model is confident of (``None``: the top level).
     confident_folder_id: int | None = None
+    #: Posterior of the best plus the runner-up folder.
+    pair_mass: float | None = None
 
 
 #: Two proposals are "the same" when they share at least this share of the smaller one's
@@ -478,12 +480,13 @@ def _core_tree(
     column = {r: k for k, r in enumerate(new_rows)}
     placements = []
     for pl in tree.placements:
-        runner = margin = None
+        runner = margin = pair_mass = None
         if proba is not None and proba.shape[1] > 1:
             p = proba[column[pl.document]]
             top2 = np.argsort(-p, kind="stable")[:2]
             runner = folder_id(model.folders_[top2[1]])
             margin = float(p[top2[0]] - p[top2[1]])
+            pair_mass = float(p[top2[0]] + p[top2[1]])
             best = folder_id(model.folders_[top2[0]])
         else:
             best = folder_id(pl.best_existing)
@@ -519,6 +522,7 @@ def _core_tree(
                 # For the "which is closer?" question: the two most probable folders.
                 runner_up_folder_id=runner,
                 margin=margin,
+                pair_mass=pair_mass,
                 best_folder_id=best,
                 confident_folder_id=folder_id(confident),
             )

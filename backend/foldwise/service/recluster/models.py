@@ -152,3 +152,6 @@ class TreePlacement(Base):
     confident_folder_id: Mapped[int | None] = mapped_column(Integer, default=None)
     runner_up_folder_id: Mapped[int | None] = mapped_column(Integer, default=None)
     margin: Mapped[float | None] = mapped_column(Float, default=None)
+    #: Posterior of the best plus the runner-up folder (before calibration): how likely the
+    #: document belongs to one of the two, i.e. how answerable "closer to b or c?" is.
+    pair_mass: Mapped[float | None] = mapped_column(Float, default=None)

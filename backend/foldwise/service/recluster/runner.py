@@ -250,6 +250,7 @@ def _store(
                 confident_folder_id=pl.confident_folder_id,
                 runner_up_folder_id=pl.runner_up_folder_id,
                 margin=pl.margin,
+                pair_mass=pl.pair_mass,
             )
         )
 
