@@ -5,11 +5,13 @@ margin between the placement model's posteriors of its best and its runner-up ex
 folder (the two nearly tie: an answer moves the boundary most), among those the model thinks
 belong to one of the two (posterior mass ``p1 + p2 >= MIN_PAIR_MASS``). A document likely to
 belong to neither makes the question a tie for the person (both are equally unrelated): it
-teaches nothing, so it is asked only when no other is left. Skipped are documents already
-asked about (a ``closer`` critique in force with the document as ``a``), documents the person
-filed, and the ``exclude`` ids (questions the person skipped). ``b`` and ``c`` are the members
-of those two folders nearest to each folder's centroid, so the person compares the document
-with what each folder is typically about. "Neither" is a move critique of ``a``.
+teaches nothing, so it is asked only when no other is left. On python-docs (60% filed, 6
+simulated runs) .8 cut the share of tie questions from 30% (.5) to 16%. Skipped are
+documents already asked about (a ``closer`` critique in force with the document as ``a``),
+documents the person filed, and the ``exclude`` ids (questions the person skipped). ``b`` and
+``c`` are the members of those two folders nearest to each folder's centroid, so the person
+compares the document with what each folder is typically about. "Neither" is a move
+critique of ``a``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from foldwise.service.users.models import User
 #: Candidates (smallest margins first) tried before giving up.
 MAX_TRIES = 10
 #: Posterior mass of the two candidate folders below which the question is likely a tie.
-MIN_PAIR_MASS = 0.5
+MIN_PAIR_MASS = 0.8
 
 
 def _pair_mass(pl: TreePlacement) -> float:
