@@ -1,0 +1,452 @@
+"""Service-level benchmark: the product as a person lives with it, through the REST API only.
+
+Per run (setting, seed), on a fresh data directory and a real ``foldwise serve``:
+
+1. split the corpus (``foldwise.bench.service_protocol``): hide a leaf folder (setting 2) or a
+   subtree (setting 3), hold back 40% of every other folder as new;
+2. import the filed part as one zip, post the new documents one by one (shuffled), recluster,
+   read ``/api/tree/extended`` ("before");
+3. a person simulated from the truth answers ``--questions`` "which is closer?" questions
+   (skipping ties with ``exclude``) and moves ``--moves`` misplaced documents to their folder;
+   recluster, read the tree ("after"); recluster again with no change ("control").
+
+Reported per run, and as medians per setting: served exact placement (``folder_id``) beside
+a tf-idf + LinearSVC trained on the same filed documents, and that SVM retrained with the
+moved documents; misplacement of the documents not corrected, before and after feedback;
+known documents put in proposals; calibration of confidences >= .9; tie share of questions;
+best-match F of the hidden folders against proposals; churn of the control recluster;
+critiques violated by the "after" tree; timings. Usage::
+
+    python bench/service_eval.py CORPUS --settings 2 3 --seeds 0 1 2 --json out.json
+
+The automatic recluster is off (``FOLDWISE_RECLUSTER_AUTO=false``): only the benchmark's
+reclusters run, so every figure belongs to a known tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.svm import LinearSVC
+
+from foldwise.bench._corpus import Corpus, CorpusError, load_corpus
+from foldwise.bench.service_protocol import (
+    ServiceSplit,
+    best_match_f,
+    churn,
+    closer_truth,
+    share,
+    split_for_service,
+    violates,
+)
+
+FolderPath = tuple[str, ...]
+
+
+class Server:
+    """``foldwise serve`` on a fresh data directory and a free loopback port."""
+
+    def __init__(
+        self, data: Path, method: str, r_max: int | None, source: Path | None = None
+    ) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.env = {
+            **os.environ,
+            "FOLDWISE_DATA_DIR": str(data),
+            "FOLDWISE_RECLUSTER_AUTO": "false",
+            "FOLDWISE_RECLUSTER_METHOD": method,
+            "FOLDWISE_MAX_ARCHIVE_ENTRIES": "200000",
+        }
+        if r_max is not None:
+            self.env["FOLDWISE_RECLUSTER_R_MAX"] = str(r_max)
+        if source is not None:  # another checkout's backend/ (e.g. to measure a baseline)
+            self.env["PYTHONPATH"] = str(source)
+        cli = [sys.executable, "-m", "foldwise.cli"]
+        subprocess.run([*cli, "db", "upgrade"], env=self.env, check=True, capture_output=True)
+        made = subprocess.run(
+            [*cli, "users", "create", "bench"], env=self.env, check=True, capture_output=True
+        )
+        self.token = made.stdout.decode().strip().splitlines()[-1]
+        self.log = open(data / "serve.log", "wb")  # noqa: SIM115 (closed in stop)
+        self.process = subprocess.Popen(
+            [*cli, "serve", "--port", str(self.port), "--no-migrate"],
+            env=self.env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        self.client = httpx.Client(
+            base_url=f"http://127.0.0.1:{self.port}",
+            headers={"Authorization": f"Bearer {self.token}"},
+            timeout=600,
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if self.client.get("/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"foldwise serve did not start; see {data / 'serve.log'}")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        self.client.close()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+    def call(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        response = self.client.request(method, url, **kwargs)
+        if response.status_code >= 500:
+            raise SystemExit(f"{method} {url}: {response.status_code} {response.text[:300]}")
+        return response
+
+    def recluster(self) -> tuple[dict[str, Any], float]:
+        """Run a recluster to the end; returns the extended tree and the seconds it took."""
+        t0 = time.perf_counter()
+        job = self.call("POST", "/api/recluster", json={}).json()
+        while job["state"] not in ("done", "failed", "stale"):
+            time.sleep(0.1)
+            job = self.call("GET", f"/api/jobs/{job['id']}").json()
+        if job["state"] != "done":
+            raise SystemExit(f"recluster ended {job['state']}: {job.get('error')}")
+        seconds = time.perf_counter() - t0
+        return self.call("GET", "/api/tree/extended").json(), seconds
+
+
+def _zip(corpus: Corpus, indices: list[int]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as z:
+        for i in indices:
+            z.writestr(corpus.paths[i], corpus.texts[i])
+    return buffer.getvalue()
+
+
+def _svm_predict(texts: list[str], labels: list[str], queries: list[str]) -> list[str]:
+    vectorizer = TfidfVectorizer(sublinear_tf=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = LinearSVC().fit(vectorizer.fit_transform(texts), labels)
+    return list(model.predict(vectorizer.transform(queries)))
+
+
+def _targets(tree: dict[str, Any]) -> dict[int, int | str | None]:
+    return {p["document_id"]: p["folder_id"] for p in tree["placements"]}
+
+
+def _proposal_members(tree: dict[str, Any]) -> list[set[int]]:
+    """Member sets of every proposal, each with its nested proposals' documents."""
+    proposed = {f["id"]: f for f in tree["folders"] if f["kind"] == "proposed"}
+    members = {k: set(f.get("document_ids") or []) for k, f in proposed.items()}
+    for key, folder in proposed.items():
+        parent = folder["parent_id"]
+        while isinstance(parent, str) and parent in proposed:
+            members[parent] |= members[key]
+            parent = proposed[parent]["parent_id"]
+    return list(members.values())
+
+
+def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> dict[str, Any]:
+    split: ServiceSplit = split_for_service(corpus, setting, seed)
+    rng = random.Random(seed)
+    out: dict[str, Any] = {"setting": setting, "seed": seed, "hidden": "/".join(split.hidden)}
+    timings: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="service-eval-") as tmp:
+        server = Server(Path(tmp), args.method, args.r_max, args.server_src)
+        try:
+            t0 = time.perf_counter()
+            report = server.call(
+                "POST",
+                "/api/import/zip",
+                files={"file": ("filed.zip", _zip(corpus, split.filed), "application/zip")},
+            )
+            if report.status_code != 200 and report.status_code != 201:
+                raise SystemExit(f"zip import failed: {report.status_code} {report.text[:300]}")
+            timings["import"] = time.perf_counter() - t0
+            folders = server.call("GET", "/api/folders").json()
+            folder_path = {f["id"]: tuple(f["path"].split("/")) for f in folders}
+            folder_id = {p: i for i, p in folder_path.items()}
+            truth: dict[int, FolderPath] = {}  # new document id -> its true folder
+            text_of: dict[int, int] = {}  # new document id -> corpus index
+            order = list(split.new)
+            rng.shuffle(order)
+            t0 = time.perf_counter()
+            for i in order:
+                posted = server.call(
+                    "POST",
+                    "/api/documents",
+                    json={"title": Path(corpus.paths[i]).name, "text": corpus.texts[i]},
+                ).json()
+                if posted["duplicate"]:
+                    continue  # the same text is filed already: nothing new to place
+                truth[posted["document"]["id"]] = tuple(corpus.folders[i])
+                text_of[posted["document"]["id"]] = i
+            timings["post_new"] = time.perf_counter() - t0
+            known = [d for d, f in truth.items() if not split.is_hidden(f)]
+            before, timings["recluster_1"] = server.recluster()
+
+            def right(tree: dict[str, Any], d: int) -> bool:
+                return _targets(tree).get(d) == folder_id.get(truth[d])
+
+            # The simulated person: questions first, then moves.
+            asked, ties, answered, refused, filed_asked = 0, 0, [], 0, 0
+            skipped: list[int] = []
+            while asked < args.questions:
+                q = server.call("GET", "/api/questions/closer", params={"exclude": skipped})
+                if q.status_code == 204:
+                    break
+                q = q.json()
+                a = q["a"]["id"]
+                if a in skipped:
+                    out["exclude_ignored"] = True
+                    break
+                asked += 1
+                if a not in truth:
+                    filed_asked += 1
+                    skipped.append(a)
+                    continue
+                fb, fc = (folder_path[q[k]["folder_id"]] for k in ("b", "c"))
+                answer = closer_truth(truth[a], fb, fc)
+                if answer == "tie":
+                    ties += 1
+                    skipped.append(a)
+                    continue
+                b, c = (q["b"], q["c"]) if answer == "b" else (q["c"], q["b"])
+                made = server.call(
+                    "POST",
+                    "/api/critiques",
+                    json={"kind": "closer", "a": a, "b": b["id"], "c": c["id"]},
+                )
+                if made.status_code != 201:
+                    refused += 1
+                    skipped.append(a)
+                    continue
+                answered.append((a, folder_path[b["folder_id"]], folder_path[c["folder_id"]]))
+            answered_ids = {a for a, _, _ in answered}
+            misplaced = sorted(d for d in known if not right(before, d) and d not in answered_ids)
+            moved = rng.sample(misplaced, min(args.moves, len(misplaced)))
+            for d in moved:
+                made = server.call(
+                    "POST",
+                    "/api/critiques",
+                    json={"kind": "move", "document_id": d, "folder_id": folder_id[truth[d]]},
+                )
+                if made.status_code != 201:
+                    raise SystemExit(f"move of {d} refused: {made.status_code} {made.text[:200]}")
+            after, timings["recluster_2"] = server.recluster()
+            control, timings["recluster_control"] = server.recluster()
+
+            # Critiques checked against the "after" tree.
+            violations = 0
+            for d in moved:
+                doc = server.call("GET", f"/api/documents/{d}").json()
+                violations += doc["folder_id"] != folder_id[truth[d]]
+            after_targets = _targets(after)
+            for a, fb, fc in answered:
+                target = after_targets.get(a)
+                placed = folder_path.get(target) if isinstance(target, int) else None
+                if placed is not None and violates(placed, fb, fc):
+                    violations += 1
+        finally:
+            server.stop()
+
+    # Figures.
+    rest = [d for d in known if d not in set(moved) and d not in answered_ids]
+    filed_texts = [corpus.texts[i] for i in split.filed]
+    filed_labels = ["/".join(corpus.folders[i]) for i in split.filed]
+    svm = dict(
+        zip(
+            known,
+            _svm_predict(filed_texts, filed_labels, [corpus.texts[text_of[d]] for d in known]),
+            strict=True,
+        )
+    )
+    retrained = dict(
+        zip(
+            rest,
+            _svm_predict(
+                filed_texts + [corpus.texts[text_of[d]] for d in moved],
+                filed_labels + ["/".join(truth[d]) for d in moved],
+                [corpus.texts[text_of[d]] for d in rest],
+            ),
+            strict=True,
+        )
+    )
+
+    def svm_right(pred: dict[int, str], d: int) -> bool:
+        return pred[d] == "/".join(truth[d])
+
+    before_targets = _targets(before)
+    confident = [
+        right(before, d)
+        for d in known
+        for p in before["placements"]
+        if p["document_id"] == d and isinstance(p["folder_id"], int) and p["confidence"] >= 0.9
+    ]
+    hidden_sets: dict[FolderPath, set[int]] = {}
+    for d, f in truth.items():
+        if split.is_hidden(f):
+            hidden_sets.setdefault(f, set()).add(d)
+    groups = _proposal_members(before)
+    mis_before = 1 - (share([right(before, d) for d in rest]) or 0.0)
+    mis_after = 1 - (share([right(after, d) for d in rest]) or 0.0)
+    svm_mis_before = 1 - (share([svm_right(svm, d) for d in rest]) or 0.0)
+    svm_mis_after = 1 - (share([svm_right(retrained, d) for d in rest]) or 0.0)
+
+    def relative(new: float, old: float) -> float | None:
+        return (new - old) / old if old else None
+
+    proposals_before = {f["id"]: f["name"] for f in after["folders"] if f["kind"] == "proposed"}
+    proposals_control = {f["id"]: f["name"] for f in control["folders"] if f["kind"] == "proposed"}
+    out.update(
+        {
+            "filed": len(split.filed),
+            "new": len(truth),
+            "known_new": len(known),
+            "hidden_new": sum(len(h) for h in hidden_sets.values()),
+            "served_exact": share([right(before, d) for d in known]),
+            "served_exact_after": share([right(after, d) for d in rest]),
+            "svm_exact": share([svm_right(svm, d) for d in known]),
+            "svm_retrained_exact": share([svm_right(retrained, d) for d in rest]),
+            "misplaced_before": mis_before,
+            "misplaced_after": mis_after,
+            "misplaced_change": relative(mis_after, mis_before),
+            "svm_misplaced_before": svm_mis_before,
+            "svm_misplaced_after": svm_mis_after,
+            "svm_misplaced_change": relative(svm_mis_after, svm_mis_before),
+            "known_in_proposals": sum(isinstance(before_targets.get(d), str) for d in known),
+            "calibration_n": len(confident),
+            "calibration": share(confident),
+            "questions_asked": asked,
+            "questions_answered": len(answered),
+            "questions_refused": refused,
+            "tie_share": ties / asked if asked else None,
+            "filed_asked": filed_asked,
+            "moves": len(moved),
+            "proposals": len(groups),
+            "proposal_f": best_match_f(hidden_sets, groups),
+            "proposal_f_subtree": best_match_f(
+                {split.hidden: set().union(*hidden_sets.values())}, groups
+            )
+            if hidden_sets
+            else 0.0,
+            "churn": churn(_targets(after), _targets(control)),
+            "proposal_ids_kept": sorted(proposals_before) == sorted(proposals_control),
+            "proposal_names_kept": proposals_before == proposals_control,
+            "critique_violations": violations,
+            "timings_s": {k: round(v, 2) for k, v in timings.items()},
+        }
+    )
+    return out
+
+
+SUMMARY = [
+    "served_exact",
+    "svm_exact",
+    "known_in_proposals",
+    "calibration",
+    "misplaced_before",
+    "misplaced_after",
+    "misplaced_change",
+    "svm_misplaced_change",
+    "tie_share",
+    "proposal_f",
+    "proposal_f_subtree",
+    "churn",
+    "critique_violations",
+]
+
+
+def summarize(runs: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
+    """Median of each summary figure per setting."""
+    table: dict[str, dict[str, float | None]] = {}
+    for setting in sorted({r["setting"] for r in runs}):
+        rows = [r for r in runs if r["setting"] == setting]
+        table[str(setting)] = {
+            key: (
+                statistics.median(values)
+                if (values := [r[key] for r in rows if r.get(key) is not None])
+                else None
+            )
+            for key in SUMMARY
+        }
+        table[str(setting)]["runs_served_below_svm"] = sum(
+            r["served_exact"] < r["svm_exact"] for r in rows
+        )
+    return table
+
+
+def _format(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", type=Path, help="a folder tree of text documents")
+    parser.add_argument("--settings", type=int, nargs="+", default=[2, 3], choices=[2, 3])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--questions", type=int, default=20)
+    parser.add_argument("--moves", type=int, default=10)
+    parser.add_argument("--method", default="biihac")
+    parser.add_argument("--r-max", type=int, default=None, help="biHAC runs (server default)")
+    parser.add_argument("--json", type=Path, help="write every run and the medians here")
+    parser.add_argument(
+        "--server-src",
+        type=Path,
+        help="serve this checkout's backend/ directory instead (compare with a baseline)",
+    )
+    args = parser.parse_args(argv)
+    if args.questions < 0 or args.moves < 0:
+        print("service_eval: --questions and --moves must be >= 0", file=sys.stderr)
+        return 2
+    try:
+        corpus = load_corpus(args.corpus)
+        for setting in args.settings:  # fail on a corpus that cannot be split before any run
+            split_for_service(corpus, setting, args.seeds[0])
+    except CorpusError as exc:
+        print(f"service_eval: {exc}", file=sys.stderr)
+        return 2
+    runs = []
+    for setting in args.settings:
+        for seed in args.seeds:
+            result = run(corpus, setting, seed, args)
+            runs.append(result)
+            print(
+                " ".join(f"{k}={_format(result[k])}" for k in ["setting", "seed", *SUMMARY]),
+                flush=True,
+            )
+    table = summarize(runs)
+    print("\nmedians per setting")
+    for setting, row in table.items():
+        print(f"setting {setting}: " + " ".join(f"{k}={_format(v)}" for k, v in row.items()))
+    if args.json:
+        args.json.write_text(json.dumps({"runs": runs, "medians": table}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
