@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -137,6 +138,12 @@ def test_automatic_recluster_is_debounced(
     assert client.get("/api/jobs", headers=headers).json()["total"] == 0  # filed: no job
     for i in range(3):  # three new documents in a row: one job
         api.post(headers, f"regular expression number {i} matches text patterns " * 5)
+    # The worker schedules it (the request only queues a task): wait for the job row.
+    deadline = time.monotonic() + 20
+    while (jobs := client.get("/api/jobs", headers=headers).json())["total"] == 0:
+        assert time.monotonic() < deadline, "no automatic job was scheduled"
+        time.sleep(0.05)
+    time.sleep(0.3)  # the other two schedule tasks run too, and must not add a job
     jobs = client.get("/api/jobs", headers=headers).json()
     assert jobs["total"] == 1
     auto = jobs["items"][0]

@@ -73,16 +73,27 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+#: Connections kept per engine: one per thread that can hold a session at once. Sync routes
+#: run in AnyIO's thread pool (40 threads by default), plus the embedded queue workers.
+#: The old default (5 + 10 overflow) made requests under load wait out the pool timeout.
+POOL_SIZE = 40
+POOL_OVERFLOW = 10
+
+
 def make_engine(url: str) -> Engine:
     """Create an engine for ``url``; for SQLite, create the file's directory first."""
     parsed = make_url(url)
+    pool = {"pool_size": POOL_SIZE, "max_overflow": POOL_OVERFLOW}
     if parsed.get_backend_name() == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
+        memory = not parsed.database or parsed.database == ":memory:"
+        if not memory:
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False})
+        engine = create_engine(
+            url, connect_args={"check_same_thread": False}, **({} if memory else pool)
+        )
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(url, pool_pre_ping=True, **pool)
 
 
 def make_sessionmaker(engine: Engine, cfg: Settings) -> sessionmaker[Session]:

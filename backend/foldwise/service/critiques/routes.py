@@ -16,7 +16,6 @@ from foldwise.service.critiques.schemas import (
 )
 from foldwise.service.db import SessionDep
 from foldwise.service.recluster.runtime import RuntimeDep
-from foldwise.service.recluster.service import schedule_auto
 from foldwise.service.users.auth import CurrentUser
 
 router = APIRouter(prefix="/api", tags=["critiques"])
@@ -39,7 +38,7 @@ def post_critique(
     document is closer to one than to another, or that it does not belong in a proposal."""
     critique = service.create_critique(session=session, user=user, body=body)
     session.commit()
-    schedule_auto(rt=rt, user_id=user.id)
+    rt.request_auto(user.id)
     return service.critique_read(session=session, critique=critique)
 
 
@@ -65,7 +64,7 @@ def undo_critique(
     """Undo a critique: its triples go, its filings are reverted where they can be."""
     result = service.undo_critique(session=session, user=user, critique_id=critique_id)
     session.commit()
-    schedule_auto(rt=rt, user_id=user.id)
+    rt.request_auto(user.id)
     return result
 
 

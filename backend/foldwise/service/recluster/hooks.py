@@ -3,7 +3,9 @@
 The hook watches sessions rather than being called from each ingestion path (JSON post,
 upload, batch, import, CLI), so no path can forget it; it acts only after the commit, so a
 rolled-back upload schedules nothing and the worker always finds the documents it is told
-about. A failure here is logged, never raised: ingestion must not fail because of a recluster.
+about. It opens no database session: it puts a ``schedule_auto`` task on the queue
+(``Runtime.request_auto``), which the worker runs and retries. A failure to enqueue is logged,
+never raised: ingestion must not fail because of a recluster.
 """
 
 from __future__ import annotations
@@ -35,12 +37,11 @@ def _after_commit(session: Session) -> None:
     if not users:
         return
     from foldwise.service.recluster.runtime import runtime_for
-    from foldwise.service.recluster.service import schedule_auto
 
     try:
         rt = runtime_for(settings_of(session), engine=session.get_bind())  # type: ignore[arg-type]
         for user_id in sorted(users):
-            schedule_auto(rt=rt, user_id=user_id)
+            rt.request_auto(user_id)
     except Exception:
         log.exception("could not schedule an automatic recluster for users %s", sorted(users))
 

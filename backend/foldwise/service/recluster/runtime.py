@@ -37,6 +37,8 @@ class Runtime:
     #: The registered Huey task ``run_job(job_id)`` (``.schedule(args, delay=...)``).
     run_task: Any = None
     reap_task: Any = None
+    #: The registered Huey task ``schedule_auto(user_id)``.
+    schedule_task: Any = None
     #: Set by tests to slow the clustering down (fault tests); called at each progress report.
     progress_hook: Callable[[], None] | None = field(default=None, repr=False)
 
@@ -46,6 +48,18 @@ class Runtime:
             self.run_task.schedule((job_id,), delay=delay)
         else:
             self.run_task(job_id)
+
+
+    def request_auto(self, user_id: int) -> None:
+        """Ask the worker to schedule a debounced automatic recluster for ``user_id``.
+
+        Called after a commit, from a request that still holds its database connection:
+        it only puts a small task on the queue (no second connection from the request's
+        pool, which under load made requests wait out the pool timeout). The task retries
+        when it fails, so a schedule is not silently dropped.
+        """
+        if self.options.auto:
+            self.schedule_task(user_id)
 
 
 _runtimes: dict[int, Runtime] = {}
@@ -62,6 +76,13 @@ def _register_tasks(rt: Runtime) -> None:
         """Run recluster job ``job_id`` (takes the id; opens and closes its own sessions)."""
         runner.execute(rt, job_id)
 
+    @rt.queue.task(name="foldwise.recluster.schedule_auto", retries=5, retry_delay=2)
+    def schedule_auto(user_id: int) -> None:
+        """Queue or push back the user's debounced automatic recluster."""
+        from foldwise.service.recluster.service import schedule_auto as schedule
+
+        schedule(rt=rt, user_id=user_id)
+
     @rt.queue.periodic_task(crontab(minute="*"), name="foldwise.recluster.reap")
     def reap() -> None:
         """Every minute: retry or fail jobs whose worker stopped sending heartbeats."""
@@ -74,6 +95,7 @@ def _register_tasks(rt: Runtime) -> None:
 
     rt.run_task = run_job
     rt.reap_task = reap
+    rt.schedule_task = schedule_auto
 
 
 def runtime_for(
