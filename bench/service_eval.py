@@ -28,11 +28,8 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import random
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -41,11 +38,11 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-import httpx
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.svm import LinearSVC
 
 from foldwise.bench._corpus import Corpus, CorpusError, load_corpus
+from foldwise.bench.served import Server
 from foldwise.bench.service_protocol import (
     ServiceSplit,
     best_match_f,
@@ -57,83 +54,6 @@ from foldwise.bench.service_protocol import (
 )
 
 FolderPath = tuple[str, ...]
-
-
-class Server:
-    """``foldwise serve`` on a fresh data directory and a free loopback port."""
-
-    def __init__(
-        self, data: Path, method: str, r_max: int | None, source: Path | None = None
-    ) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.env = {
-            **os.environ,
-            "FOLDWISE_DATA_DIR": str(data),
-            "FOLDWISE_RECLUSTER_AUTO": "false",
-            "FOLDWISE_RECLUSTER_METHOD": method,
-            "FOLDWISE_MAX_ARCHIVE_ENTRIES": "200000",
-        }
-        if r_max is not None:
-            self.env["FOLDWISE_RECLUSTER_R_MAX"] = str(r_max)
-        if source is not None:  # another checkout's backend/ (e.g. to measure a baseline)
-            self.env["PYTHONPATH"] = str(source)
-        cli = [sys.executable, "-m", "foldwise.cli"]
-        subprocess.run([*cli, "db", "upgrade"], env=self.env, check=True, capture_output=True)
-        made = subprocess.run(
-            [*cli, "users", "create", "bench"], env=self.env, check=True, capture_output=True
-        )
-        self.token = made.stdout.decode().strip().splitlines()[-1]
-        self.log = open(data / "serve.log", "wb")  # noqa: SIM115 (closed in stop)
-        self.process = subprocess.Popen(
-            [*cli, "serve", "--port", str(self.port), "--no-migrate"],
-            env=self.env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-        )
-        self.client = httpx.Client(
-            base_url=f"http://127.0.0.1:{self.port}",
-            headers={"Authorization": f"Bearer {self.token}"},
-            timeout=600,
-        )
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if self.client.get("/healthz").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"foldwise serve did not start; see {data / 'serve.log'}")
-            time.sleep(0.2)
-
-    def stop(self) -> None:
-        self.client.close()
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-        self.log.close()
-
-    def call(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        response = self.client.request(method, url, **kwargs)
-        if response.status_code >= 500:
-            raise SystemExit(f"{method} {url}: {response.status_code} {response.text[:300]}")
-        return response
-
-    def recluster(self) -> tuple[dict[str, Any], float]:
-        """Run a recluster to the end; returns the extended tree and the seconds it took."""
-        t0 = time.perf_counter()
-        job = self.call("POST", "/api/recluster", json={}).json()
-        while job["state"] not in ("done", "failed", "stale"):
-            time.sleep(0.1)
-            job = self.call("GET", f"/api/jobs/{job['id']}").json()
-        if job["state"] != "done":
-            raise SystemExit(f"recluster ended {job['state']}: {job.get('error')}")
-        seconds = time.perf_counter() - t0
-        return self.call("GET", "/api/tree/extended").json(), seconds
 
 
 def _zip(corpus: Corpus, indices: list[int]) -> bytes:
@@ -174,7 +94,12 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
     out: dict[str, Any] = {"setting": setting, "seed": seed, "hidden": "/".join(split.hidden)}
     timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="service-eval-") as tmp:
-        server = Server(Path(tmp), args.method, args.r_max, args.server_src)
+        env = {"FOLDWISE_RECLUSTER_METHOD": args.method}
+        if args.r_max is not None:
+            env["FOLDWISE_RECLUSTER_R_MAX"] = str(args.r_max)
+        # Only the benchmark's reclusters run, so every figure belongs to a known tree.
+        env["FOLDWISE_RECLUSTER_AUTO"] = "false"
+        server = Server(Path(tmp), env=env, source=args.server_src)
         try:
             t0 = time.perf_counter()
             report = server.call(

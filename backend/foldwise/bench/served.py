@@ -1,0 +1,98 @@
+"""A real ``foldwise serve`` in a subprocess, for benchmarks and tests that go through HTTP.
+
+Fresh data directory, free loopback port, one user with an API token; ``call`` raises on a
+server error so that a benchmark never reports figures from a broken run.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+
+class Server:
+    """``foldwise serve`` on ``data`` (SQLite there unless ``env`` names a database)."""
+
+    def __init__(
+        self, data: Path, *, env: dict[str, str] | None = None, source: Path | None = None
+    ) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.env = {
+            **os.environ,
+            "FOLDWISE_DATA_DIR": str(data),
+            "FOLDWISE_MAX_ARCHIVE_ENTRIES": "200000",
+            **(env or {}),
+        }
+        if source is not None:  # another checkout's backend/ (e.g. to measure a baseline)
+            self.env["PYTHONPATH"] = str(source)
+        cli = [sys.executable, "-m", "foldwise.cli"]
+        subprocess.run([*cli, "db", "upgrade"], env=self.env, check=True, capture_output=True)
+        made = subprocess.run(
+            [*cli, "users", "create", "bench"], env=self.env, check=True, capture_output=True
+        )
+        self.token = made.stdout.decode().strip().splitlines()[-1]
+        self.log_path = data / "serve.log"
+        self.log = open(self.log_path, "wb")  # noqa: SIM115 (closed in stop)
+        self.process = subprocess.Popen(
+            [*cli, "serve", "--port", str(self.port), "--no-migrate"],
+            env=self.env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.headers = {"Authorization": f"Bearer {self.token}"}
+        self.client = httpx.Client(base_url=self.url, headers=self.headers, timeout=600)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if self.client.get("/healthz").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"foldwise serve did not start; see {self.log_path}")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        self.client.close()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    def call(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """One request; a 5xx answer raises ``RuntimeError``."""
+        response = self.client.request(method, url, **kwargs)
+        if response.status_code >= 500:
+            raise RuntimeError(f"{method} {url}: {response.status_code} {response.text[:300]}")
+        return response
+
+    def recluster(self) -> tuple[dict[str, Any], float]:
+        """Run a recluster to the end; returns the extended tree and the seconds it took."""
+        t0 = time.perf_counter()
+        job = self.call("POST", "/api/recluster", json={}).json()
+        while job["state"] not in ("done", "failed", "stale"):
+            time.sleep(0.1)
+            job = self.call("GET", f"/api/jobs/{job['id']}").json()
+        if job["state"] != "done":
+            raise RuntimeError(f"recluster ended {job['state']}: {job.get('error')}")
+        seconds = time.perf_counter() - t0
+        return self.call("GET", "/api/tree/extended").json(), seconds
