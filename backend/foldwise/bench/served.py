@@ -23,6 +23,7 @@ class Server:
     def __init__(
         self, data: Path, *, env: dict[str, str] | None = None, source: Path | None = None
     ) -> None:
+        data.mkdir(parents=True, exist_ok=True)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]

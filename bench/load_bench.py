@@ -1,0 +1,82 @@
+"""Concurrent writers against a real ``foldwise serve`` on loopback (issue: 50 clients,
+1,000 unique documents, automatic reclusters on).
+
+Reports acknowledged documents, server errors, dropped connections, documents stored,
+automatic recluster jobs scheduled, docs/s and p50/p95 latency, on SQLite and (when it
+answers) PostgreSQL. Usage::
+
+    python bench/load_bench.py --clients 50 --documents 1000 --databases sqlite,postgresql
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from foldwise.bench.load import post_concurrently
+from foldwise.bench.served import Server
+
+PG_ADMIN = os.environ.get("FOLDWISE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def run(database: str, clients: int, documents: int) -> dict[str, Any]:
+    env: dict[str, str] = {"FOLDWISE_RECLUSTER_AUTO": "true"}
+    scratch = None
+    if database == "postgresql":
+        scratch = f"foldwise_load_{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{scratch}"')
+        env["FOLDWISE_DATABASE_URL"] = f"postgresql+psycopg://postgres@127.0.0.1:5432/{scratch}"
+    try:
+        with (
+            tempfile.TemporaryDirectory(prefix="load-bench-") as tmp,
+            Server(Path(tmp), env=env) as server,
+        ):
+            result = post_concurrently(
+                server.url, server.headers, clients=clients, documents=documents
+            )
+            time.sleep(2)  # let the queued schedule tasks run
+            stored = server.call("GET", "/api/documents", params={"limit": 1}).json()["total"]
+            jobs = server.call("GET", "/api/jobs").json()["items"]
+    finally:
+        if scratch:
+            with psycopg.connect(PG_ADMIN, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+    return {
+        "database": database,
+        "clients": clients,
+        "documents": documents,
+        "acknowledged": len(result.acknowledged),
+        "unique_acknowledged": len(set(result.acknowledged)),
+        "stored": stored,
+        "server_errors": result.server_errors,
+        "client_errors": result.client_errors,
+        "dropped": result.dropped,
+        "auto_jobs": sum(j["trigger"] == "auto" for j in jobs),
+        "docs_per_s": round(result.docs_per_second, 1),
+        "p50_ms": round(1000 * result.percentile(50), 1),
+        "p95_ms": round(1000 * result.percentile(95), 1),
+        "load_average": os.getloadavg()[0],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--documents", type=int, default=1000)
+    parser.add_argument("--databases", default="sqlite,postgresql")
+    args = parser.parse_args()
+    for database in args.databases.split(","):
+        print(json.dumps(run(database, args.clients, args.documents)), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+"""Concurrent writers against a real ``foldwise serve``: 10 clients post 100 documents with
+automatic reclusters on. Every one is acknowledged and stored once, no request fails, and
+exactly one (debounced) automatic recluster is scheduled. (The 50 x 1,000 run with its
+figures is ``bench/load_bench.py``; no test asserts a time.)"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from foldwise.bench.load import post_concurrently
+from foldwise.bench.served import Server
+
+from .conftest import PG_ADMIN_URL, pg_available
+
+
+def _database(kind: str) -> tuple[dict[str, str], str | None]:
+    if kind == "sqlite":
+        return {}, None
+    reason = pg_available()
+    if reason:
+        pytest.skip(reason)
+    name = f"foldwise_load_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return {"FOLDWISE_DATABASE_URL": f"postgresql+psycopg://postgres@127.0.0.1:5432/{name}"}, name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def test_ten_clients_post_a_hundred_documents(kind: str, tmp_path: Path) -> None:
+    env, scratch = _database(kind)
+    env |= {"FOLDWISE_RECLUSTER_AUTO": "true", "FOLDWISE_RECLUSTER_DEBOUNCE_SECONDS": "600"}
+    try:
+        with Server(tmp_path / "data", env=env) as server:
+            result = post_concurrently(server.url, server.headers, clients=10, documents=100)
+            assert (result.server_errors, result.client_errors, result.dropped) == (0, 0, 0)
+            assert len(result.acknowledged) == 100 == len(set(result.acknowledged))
+            listed = server.call("GET", "/api/documents", params={"limit": 500}).json()
+            assert listed["total"] == 100
+            assert {d["id"] for d in listed["items"]} == set(result.acknowledged)
+            # The schedule tasks run in the worker after the responses: wait for them.
+            deadline = time.monotonic() + 30
+            while not (jobs := server.call("GET", "/api/jobs").json()["items"]):
+                assert time.monotonic() < deadline, "no automatic recluster was scheduled"
+                time.sleep(0.1)
+            time.sleep(1.0)
+            jobs = server.call("GET", "/api/jobs").json()["items"]
+            assert [(j["trigger"], j["state"]) for j in jobs] == [("auto", "queued")]
+    finally:
+        if scratch:
+            with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
