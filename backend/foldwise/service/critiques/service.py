@@ -217,12 +217,23 @@ def undo_critique(*, session: Session, user: User, critique_id: int) -> Critique
     critique = get_critique(session=session, user=user, critique_id=critique_id)
     if critique.undone_at is not None:
         raise ConflictError(f"critique {critique_id} was already undone")
+    undo = critique.undo or {}
+    if undo.get("undoable") is False:
+        raise ConflictError(
+            f"a {critique.kind} cannot be undone here: "
+            + (
+                "create the folder again"
+                if critique.kind == "delete_folder"
+                else "delete the imported folders or documents instead"
+            )
+        )
     notes: list[str] = []
+    if "folder" in undo:  # move_folder: back under its old parent, if nothing moved it since
+        _undo_folder_move(session, user, undo, notes)
     removed = session.execute(
         delete(CritiqueTriple).where(CritiqueTriple.critique_id == critique.id)
     ).rowcount  # type: ignore[attr-defined]
     session.execute(delete(RejectedGroup).where(RejectedGroup.critique_id == critique.id))
-    undo = critique.undo or {}
     target = undo.get("target")
     unfiled = restored = 0
     for doc_id, previous in (undo.get("filed") or {}).items():
@@ -270,6 +281,23 @@ def undo_critique(*, session: Session, user: User, critique_id: int) -> Critique
         documents_restored=restored,
         folder_deleted=folder_deleted,
         notes=notes,
+    )
+
+
+def _undo_folder_move(session: Session, user: User, undo: dict[str, Any], notes: list[str]) -> None:
+    folder = session.get(Folder, int(undo["folder"]))
+    if folder is None or folder.user_id != user.id:
+        notes.append(f"folder {undo['folder']} was deleted since")
+        return
+    if folder.parent_id != undo.get("target"):
+        notes.append(f"folder {folder.id} was moved since; left where it is")
+        return
+    previous = undo.get("parent")
+    if previous is not None and session.get(Folder, int(previous)) is None:
+        notes.append(f"its old parent {previous} was deleted; left where it is")
+        return
+    folders.update_folder(
+        session=session, user=user, folder_id=folder.id, move=True, parent_id=previous
     )
 
 

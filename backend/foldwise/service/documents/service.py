@@ -257,24 +257,14 @@ def get_document(*, session: Session, user: User, document_id: int) -> Document:
 
 
 def update_document(
-    *,
-    session: Session,
-    user: User,
-    document_id: int,
-    title: str | None = None,
-    refile: bool = False,
-    folder_id: int | None = None,
+    *, session: Session, user: User, document_id: int, title: str | None = None
 ) -> Document:
-    """Retitle and/or file (``refile=True``: into ``folder_id``, ``None`` = unfiled)."""
+    """Retitle a document. Filing it is a filing change: ``critiques.filing.file_document``."""
     document = get_document(session=session, user=user, document_id=document_id)
-    if refile and folder_id is not None:
-        get_folder(session=session, user=user, folder_id=folder_id)
     if title is not None:
         if not title.strip():
             raise InvalidInputError("title is empty")
         document.title = title.strip()
-    if refile:
-        document.folder_id = folder_id
     session.flush()
     return document
 

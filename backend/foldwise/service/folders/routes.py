@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response, status
 
 from foldwise.service.config import SettingsDep
+from foldwise.service.critiques import filing
 from foldwise.service.db import SessionDep
 from foldwise.service.documents import service as documents
 from foldwise.service.documents.schemas import DocumentPage
@@ -90,7 +91,7 @@ def update_folder(
     folder_id: int, body: FolderUpdate, user: CurrentUser, session: SessionDep
 ) -> FolderRead:
     """Rename and/or move (``"parent_id": null`` moves to the top level; cycles are refused)."""
-    folder = service.update_folder(
+    folder, _ = filing.move_folder(
         session=session,
         user=user,
         folder_id=folder_id,
@@ -110,7 +111,7 @@ def delete_folder(
 
     A folder with subfolders needs ``recursive=true`` (the whole subtree goes).
     """
-    folders, unfiled = service.delete_folder(
+    folders, unfiled = filing.delete_folder(
         session=session, user=user, folder_id=folder_id, recursive=recursive
     )
     session.commit()

@@ -132,6 +132,12 @@ def _subtree_ids(*, session: Session, user: User, root_id: int) -> list[int]:
     return out
 
 
+def subtree_ids(*, session: Session, user: User, folder_id: int) -> list[int]:
+    """Ids of folder ``folder_id`` (the user's; ``NotFoundError`` otherwise) and all below it."""
+    folder = get_folder(session=session, user=user, folder_id=folder_id)
+    return _subtree_ids(session=session, user=user, root_id=folder.id)
+
+
 def _subtree_height(*, session: Session, user: User, folder: Folder) -> int:
     children = _children_of(session=session, user=user)
 

@@ -1,4 +1,4 @@
-"""Automatic reclusters: new unfiled documents schedule one, debounced.
+"""Automatic reclusters: new unfiled documents and critiques schedule one, debounced.
 
 The hook watches sessions rather than being called from each ingestion path (JSON post,
 upload, batch, import, CLI), so no path can forget it; it acts only after the commit, so a
@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
+from foldwise.service.critiques.models import Critique
 from foldwise.service.db import settings_of
 from foldwise.service.documents.models import Document
 
@@ -25,9 +26,13 @@ _KEY = "foldwise.recluster.users"
 
 
 def _after_flush(session: Session, _context: Any) -> None:
+    # New unfiled documents, and critiques made or undone (every filing change is one:
+    # critiques.filing).
     users = {
-        obj.user_id for obj in session.new if isinstance(obj, Document) and obj.folder_id is None
-    }
+        obj.user_id
+        for obj in session.new
+        if (isinstance(obj, Document) and obj.folder_id is None) or isinstance(obj, Critique)
+    } | {obj.user_id for obj in session.dirty if isinstance(obj, Critique)}
     if users:
         session.info.setdefault(_KEY, set()).update(users)
 
