@@ -10,6 +10,7 @@ tree, which obeys every triple in force.
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 
 from fastapi.testclient import TestClient
@@ -43,6 +44,14 @@ def _follow(client: TestClient, headers: dict[str, str], job_id: int) -> list[di
 
 
 def _auto_job(client: TestClient, headers: dict[str, str], after: int) -> dict:
+    # The worker schedules it from a queued task, just after the request: wait for the row.
+    deadline = time.monotonic() + 20
+    while not [
+        j for j in client.get("/api/jobs", headers=headers).json()["items"] if j["id"] > after
+    ]:
+        assert time.monotonic() < deadline, "no automatic job was scheduled"
+        time.sleep(0.05)
+    time.sleep(0.3)  # later schedule tasks of the same burst must not add a second job
     jobs = client.get("/api/jobs", headers=headers).json()["items"]
     fresh = [j for j in jobs if j["id"] > after]
     assert len(fresh) == 1 and fresh[0]["trigger"] == "auto", jobs  # debounced into one
