@@ -158,6 +158,8 @@ def extended_tree(
     existing_folders: Sequence[FolderPath] | None = None,
     placement: FolderPlacement | None = None,
     placement_features: sp.spmatrix | NDArray[np.floating] | None = None,
+    novelty_quantile: float = 0.1,
+    refinements: bool = False,
     min_proposal_size: int = 5,
     max_labeled_share: float = 0.1,
     n_name_terms: int = 3,
@@ -187,6 +189,17 @@ def extended_tree(
         The placement model's own document rows, aligned with ``X``. A classifier gains from
         a larger vocabulary than the clustering needs (rare terms separate folders; they only
         add noise to a dendrogram's cosines), so the two may differ.
+    novelty_quantile : float, default=0.1
+        A new document may join a new-topic proposal only if the placement model rejects it:
+        its top decision value is below this quantile of held-out documents of existing
+        folders (``FolderPlacement.is_novel``). About this share of the new documents of
+        existing folders are eligible, whatever the collection; a known document pulled into
+        a proposal is a wrong placement for the person.
+    refinements : bool, default=False
+        Also propose subfolders for sub-topics of a folder the model files confidently in it
+        (001 Fig. 1 B, C; ``_proposals._refinements``). Off: on a corpus with many filed
+        documents per folder they put 20-40 known documents per run into false subfolders,
+        and on python-docs they never found a hidden folder (docs/placement.md).
     min_proposal_size : int, default=5
         Fewest new documents a proposed folder holds. Pieces of a topic from
         3 documents on are found first and joined; a joined proposal must reach
@@ -237,6 +250,9 @@ def extended_tree(
     if new.size:
         known[new] = placement.known_proba(P_X[new])
     placed = assign_folder_levels(proba, placement.folders_, placement.rho, known=known)
+    novel = np.zeros(n_docs, dtype=bool)
+    if new.size:
+        novel[new] = placement.is_novel(P_X[new], novelty_quantile)
 
     # Weighted unit rows: cohesion and affinity are average weighted cosines (000 eq. 2).
     Xw = sp.csr_matrix(normalize(X @ sp.diags(np.sqrt(w))))
@@ -250,6 +266,8 @@ def extended_tree(
         placement.rho,
         min_proposal_size,
         max_labeled_share,
+        novel=novel,
+        refinements=refinements,
     )
 
     folder_paths = {(): None} | {

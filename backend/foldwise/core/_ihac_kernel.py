@@ -97,8 +97,24 @@ def _heap_remove(heap, pos, key, row, size):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def _scan_row(i, D, nxt, nn, mindist, nlab, lca, fparent, fdepth, ftotal, ntrip, tri,
-              slot_of, blocked_a, blocked_b, n_blocked):  # type: ignore[no-untyped-def]
+def _scan_row(
+    i,
+    D,
+    nxt,
+    nn,
+    mindist,
+    nlab,
+    lca,
+    fparent,
+    fdepth,
+    ftotal,
+    ntrip,
+    tri,
+    slot_of,
+    blocked_a,
+    blocked_b,
+    n_blocked,
+):  # type: ignore[no-untyped-def]
     """Best admissible partner j > i of row i, by walking the active list."""
     best = np.inf
     best_j = -1
@@ -182,8 +198,24 @@ def ihac_kernel(D, doc_folder, fparent, fdepth, ftotal, tri, progress):  # type:
     # Same dtype as D, so that "is the cached bound still the entry?" is an exact test.
     mindist = np.full(n, np.inf, dtype=D.dtype)
     for i in range(n - 1):
-        _scan_row(i, D, nxt, nn, mindist, nlab, lca, fparent, fdepth, ftotal, ntrip, tri,
-                  slot_of, blocked_a, blocked_b, n_blocked)
+        _scan_row(
+            i,
+            D,
+            nxt,
+            nn,
+            mindist,
+            nlab,
+            lca,
+            fparent,
+            fdepth,
+            ftotal,
+            ntrip,
+            tri,
+            slot_of,
+            blocked_a,
+            blocked_b,
+            n_blocked,
+        )
     # Heap over rows 0..n-2 (row n-1 has no partner j > i).
     heap = np.arange(n - 1, dtype=np.int64)
     pos = np.full(n, -1, dtype=np.int64)
@@ -203,14 +235,29 @@ def ihac_kernel(D, doc_folder, fparent, fdepth, ftotal, tri, progress):  # type:
             j = nn[i]
             fresh = j >= 0 and size[j] > 0 and D[i, j] == mindist[i]
             if fresh and (nlab[i] > 0 or ntrip[i] > 0) and (nlab[j] > 0 or ntrip[j] > 0):
-                fresh = admissible(i, j, nlab, lca, fparent, fdepth, ftotal, ntrip, tri,
-                                    slot_of)
+                fresh = admissible(i, j, nlab, lca, fparent, fdepth, ftotal, ntrip, tri, slot_of)
                 # With explicit triples, look ahead on every merge of two constrained
                 # clusters: folder constraints alone never dead-end, but together with
                 # triples a merge of two folder clusters can (the leaves of BUILD change).
-                if (fresh and has_triples
-                        and not lookahead_ok(i, j, head, nxt, nlab, lca, ntrip, fparent,
-                                              fdepth, tri, slot_of, scratch, folder_key)):
+                if (
+                    fresh
+                    and has_triples
+                    and not lookahead_ok(
+                        i,
+                        j,
+                        head,
+                        nxt,
+                        nlab,
+                        lca,
+                        ntrip,
+                        fparent,
+                        fdepth,
+                        tri,
+                        slot_of,
+                        scratch,
+                        folder_key,
+                    )
+                ):
                     if n_blocked == cap:
                         cap *= 2
                         ba = np.empty(cap, dtype=np.int64)
@@ -224,8 +271,24 @@ def ihac_kernel(D, doc_folder, fparent, fdepth, ftotal, tri, progress):  # type:
                     fresh = False
             if fresh:
                 break
-            _scan_row(i, D, nxt, nn, mindist, nlab, lca, fparent, fdepth, ftotal, ntrip, tri,
-                      slot_of, blocked_a, blocked_b, n_blocked)
+            _scan_row(
+                i,
+                D,
+                nxt,
+                nn,
+                mindist,
+                nlab,
+                lca,
+                fparent,
+                fdepth,
+                ftotal,
+                ntrip,
+                tri,
+                slot_of,
+                blocked_a,
+                blocked_b,
+                n_blocked,
+            )
             _heap_update(heap, pos, mindist, i, hsize)
         n_viol = 0
         forced = i < 0
@@ -300,8 +363,12 @@ def ihac_kernel(D, doc_folder, fparent, fdepth, ftotal, tri, progress):  # type:
         if n_blocked > 0:
             keep = 0
             for b in range(n_blocked):
-                if blocked_a[b] != i and blocked_b[b] != i and blocked_a[b] != j \
-                        and blocked_b[b] != j:
+                if (
+                    blocked_a[b] != i
+                    and blocked_b[b] != i
+                    and blocked_a[b] != j
+                    and blocked_b[b] != j
+                ):
                     blocked_a[keep] = blocked_a[b]
                     blocked_b[keep] = blocked_b[b]
                     keep += 1
@@ -311,8 +378,24 @@ def ihac_kernel(D, doc_folder, fparent, fdepth, ftotal, tri, progress):  # type:
             k = head
             while k >= 0:
                 if pos[k] >= 0:
-                    _scan_row(k, D, nxt, nn, mindist, nlab, lca, fparent, fdepth, ftotal,
-                              ntrip, tri, slot_of, blocked_a, blocked_b, n_blocked)
+                    _scan_row(
+                        k,
+                        D,
+                        nxt,
+                        nn,
+                        mindist,
+                        nlab,
+                        lca,
+                        fparent,
+                        fdepth,
+                        ftotal,
+                        ntrip,
+                        tri,
+                        slot_of,
+                        blocked_a,
+                        blocked_b,
+                        n_blocked,
+                    )
                     _heap_update(heap, pos, mindist, k, hsize)
                 k = nxt[k]
         else:
@@ -324,8 +407,9 @@ def ihac_kernel(D, doc_folder, fparent, fdepth, ftotal, tri, progress):  # type:
                 if d < mindist[k] and pos[k] >= 0:
                     ok = True
                     if constrained_j and (nlab[k] > 0 or ntrip[k] > 0):
-                        ok = admissible(k, j, nlab, lca, fparent, fdepth, ftotal, ntrip, tri,
-                                         slot_of)
+                        ok = admissible(
+                            k, j, nlab, lca, fparent, fdepth, ftotal, ntrip, tri, slot_of
+                        )
                     if ok:
                         mindist[k] = d
                         nn[k] = j
@@ -333,8 +417,24 @@ def ihac_kernel(D, doc_folder, fparent, fdepth, ftotal, tri, progress):  # type:
                 k = nxt[k]
             # Row j itself: its partners k > j all changed.
             if pos[j] >= 0:
-                _scan_row(j, D, nxt, nn, mindist, nlab, lca, fparent, fdepth, ftotal, ntrip,
-                          tri, slot_of, blocked_a, blocked_b, n_blocked)
+                _scan_row(
+                    j,
+                    D,
+                    nxt,
+                    nn,
+                    mindist,
+                    nlab,
+                    lca,
+                    fparent,
+                    fdepth,
+                    ftotal,
+                    ntrip,
+                    tri,
+                    slot_of,
+                    blocked_a,
+                    blocked_b,
+                    n_blocked,
+                )
                 _heap_update(heap, pos, mindist, j, hsize)
         progress[0] = step + 1
     return Z, violated

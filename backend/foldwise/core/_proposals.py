@@ -75,15 +75,19 @@ class _Context:
     tree: FolderTree
     children: dict[int, tuple[int, int]]
     n: int
+    #: New documents the placement model rejects (may join a new-topic proposal).
+    novel: NDArray[np.bool_]
 
     def unclaimed(self, d: int) -> bool:
         """Whether new document ``d`` may join a proposal: no folder claims it (posterior of
-        its best folder, times ``known``, below ``rho``) and the novelty model does not
-        think it belongs to an existing folder (``known < NOVELTY_GATE``)."""
+        its best folder, times ``known``, below ``rho``), the novelty model does not think it
+        belongs to an existing folder (``known < NOVELTY_GATE``), and the placement model
+        rejects it (``novel``: ``FolderPlacement.is_novel``)."""
         return (
             not self.labeled[d]
             and self.placed.best_confidence[d] < self.rho
             and self.placed.known[d] < NOVELTY_GATE
+            and bool(self.novel[d])
         )
 
     def leaves(self, v: int) -> list[int]:
@@ -116,6 +120,8 @@ def find_proposals(
     rho: float,
     min_size: int,
     max_labeled_share: float,
+    novel: NDArray[np.bool_] | None = None,
+    refinements: bool = False,
 ) -> list[Group]:
     """Proposed folders, each a :class:`Group` with its parent folder.
 
@@ -136,6 +142,10 @@ def find_proposals(
         Level-assignment threshold.
     min_size, max_labeled_share
         See :func:`foldwise.core.extended_tree`.
+    novel : ndarray of shape (n_docs,), bool, optional
+        New documents that may join a new-topic proposal (all, if omitted).
+    refinements : bool
+        Also look for subfolders of confidently claimed documents (``_refinements``).
     """
     n = Xw.shape[0]
     if n < 2:
@@ -149,6 +159,7 @@ def find_proposals(
     label_counts = np.asarray(Y.sum(axis=1)).ravel()
     keep = label_counts > 0
     new = ~labeled
+    folder_tree = FolderTree(folders)
     ctx = _Context(
         Xw=Xw,
         labeled=labeled,
@@ -161,9 +172,10 @@ def find_proposals(
         # What the model says of a new document on average: a group shows evidence for a
         # subtree only where it puts more mass there than this.
         baseline=proba[new].mean(axis=0) if new.any() else np.zeros(len(folders)),
-        tree=FolderTree(folders),
+        tree=folder_tree,
         children={n + k: (int(Z[k, 0]), int(Z[k, 1])) for k in range(n - 1)},
         n=n,
+        novel=np.ones(n, dtype=bool) if novel is None else np.asarray(novel, dtype=bool),
     )
     groups = _search(ctx, Z, labels, max_labeled_share)
     groups = _absorb(ctx, _merge(ctx, groups))
@@ -174,6 +186,8 @@ def find_proposals(
         if len(g.members) >= min_size
     ]
     taken = {d for g in groups for d in g.members}
+    if not refinements:
+        return groups
     return groups + _refinements(ctx, labels, taken, max_labeled_share, min_size)
 
 
@@ -324,11 +338,7 @@ def _search(
 def _qualify(ctx: _Context, v: int, anchor: FolderPath) -> Group | None:
     """The proposal dendrogram node ``v`` makes, or None if it holds no new topic."""
     members = np.array(
-        [
-            d
-            for d in ctx.leaves(v)
-            if ctx.unclaimed(d)
-        ],
+        [d for d in ctx.leaves(v) if ctx.unclaimed(d)],
         dtype=np.intp,
     )
     if members.size < MIN_PIECE:
@@ -411,11 +421,7 @@ def _absorb(ctx: _Context, groups: list[Group]) -> list[Group]:
     dendrogram is what keeps such documents out of the search.
     """
     taken = {d for g in groups for d in g.members}
-    free = [
-        d
-        for d in range(ctx.n)
-        if ctx.unclaimed(d) and d not in taken
-    ]
+    free = [d for d in range(ctx.n) if ctx.unclaimed(d) and d not in taken]
     if not free or not groups:
         return groups
     sums = np.vstack([ctx.sum_of(g.members) for g in groups])

@@ -257,10 +257,15 @@ def load_inputs(
     corpus = [texts[d] for d in wanted]
     X_all, model = core.text_features(corpus)
     X_all = sp.csr_matrix(X_all, dtype=np.float64)
+    # The placement model's own vocabulary: every word of two or more characters, numbers
+    # and function words included, as a plain tf-idf classifier sees it (docs/placement.md).
     X_place, _ = core.text_features(
         corpus,
         min_term_count=options.placement_min_term_count,
         max_terms=options.placement_max_terms,
+        min_term_length=2,
+        stop_words=None,
+        keep_digits=True,
     )
     row_of = {d: i for i, d in enumerate(wanted)}
 

@@ -36,9 +36,9 @@ class ReclusterSettings(BaseSettings):
     #: folders): with many filed documents per folder a classifier on all of them is the bar.
     train_per_folder: int = Field(default=300, ge=1)
     #: The placement model's vocabulary: terms seen at least this often, at most this many.
-    #: Larger than the clustering's (rare terms separate folders well).
-    placement_min_term_count: int = Field(default=2, ge=1)
-    placement_max_terms: int = Field(default=50000, ge=1)
+    #: Larger than the clustering's (rare terms and numbers separate folders well).
+    placement_min_term_count: int = Field(default=1, ge=1)
+    placement_max_terms: int = Field(default=100000, ge=1)
     #: Weight, in the placement model, of a document the person moved (an ordinary filed
     #: document weighs 1) and of an answered "a is closer to b" as an example of a in b's folder.
     move_weight: float = Field(default=3.0, gt=0)
