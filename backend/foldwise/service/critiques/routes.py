@@ -15,8 +15,6 @@ from foldwise.service.critiques.schemas import (
     TriplesRead,
 )
 from foldwise.service.db import SessionDep
-from foldwise.service.recluster.runtime import RuntimeDep
-from foldwise.service.recluster.service import schedule_auto
 from foldwise.service.users.auth import CurrentUser
 
 router = APIRouter(prefix="/api", tags=["critiques"])
@@ -33,13 +31,11 @@ def post_critique(
     body: Annotated[CritiqueCreate, Body()],
     user: CurrentUser,
     session: SessionDep,
-    rt: RuntimeDep,
 ) -> CritiqueRead:
     """Critique the tree: file / move a document, accept / rename / reject a proposal, say a
     document is closer to one than to another, or that it does not belong in a proposal."""
     critique = service.create_critique(session=session, user=user, body=body)
-    session.commit()
-    schedule_auto(rt=rt, user_id=user.id)
+    session.commit()  # the debounced recluster is scheduled on commit (critiques/filing.py)
     return service.critique_read(session=session, critique=critique)
 
 
@@ -59,13 +55,10 @@ def list_critiques(
 
 
 @router.delete("/critiques/{critique_id}", response_model=CritiqueUndone, responses=_ERRORS)
-def undo_critique(
-    critique_id: int, user: CurrentUser, session: SessionDep, rt: RuntimeDep
-) -> CritiqueUndone:
+def undo_critique(critique_id: int, user: CurrentUser, session: SessionDep) -> CritiqueUndone:
     """Undo a critique: its triples go, its filings are reverted where they can be."""
     result = service.undo_critique(session=session, user=user, critique_id=critique_id)
-    session.commit()
-    schedule_auto(rt=rt, user_id=user.id)
+    session.commit()  # the debounced recluster is scheduled on commit (critiques/filing.py)
     return result
 
 

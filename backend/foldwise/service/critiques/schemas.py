@@ -105,7 +105,10 @@ class CritiqueUndone(BaseModel):
     triples_removed: int
     documents_unfiled: int
     documents_restored: int
+    #: A folder the change made was deleted (it was empty).
     folder_deleted: bool
+    #: Folders a ``folder_delete`` removed that came back (with new ids).
+    folders_restored: int = 0
     notes: list[str]
 
 

@@ -8,6 +8,7 @@ from fastapi import APIRouter, File, Form, Query, Response, UploadFile, status
 from fastapi.responses import FileResponse
 
 from foldwise.service.config import SettingsDep
+from foldwise.service.critiques import filing
 from foldwise.service.db import SessionDep
 from foldwise.service.documents import service
 from foldwise.service.documents.schemas import (
@@ -211,15 +212,17 @@ def download(document_id: int, user: CurrentUser, session: SessionDep) -> FileRe
 def update_document(
     document_id: int, body: DocumentUpdate, user: CurrentUser, session: SessionDep
 ) -> DocumentRead:
-    """Retitle and/or file a document (``"folder_id": null`` unfiles it)."""
+    """Retitle and/or file a document (``"folder_id": null`` unfiles it).
+
+    Filing is a ``move`` in the history, checked against the triples in force like a critique.
+    """
     document = service.update_document(
-        session=session,
-        user=user,
-        document_id=document_id,
-        title=body.title,
-        refile="folder_id" in body.model_fields_set,
-        folder_id=body.folder_id,
+        session=session, user=user, document_id=document_id, title=body.title
     )
+    if "folder_id" in body.model_fields_set:
+        filing.move_document(
+            session=session, user=user, document=document, folder_id=body.folder_id
+        )
     session.commit()
     return _read(session, document)
 

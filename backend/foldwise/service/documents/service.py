@@ -262,19 +262,13 @@ def update_document(
     user: User,
     document_id: int,
     title: str | None = None,
-    refile: bool = False,
-    folder_id: int | None = None,
 ) -> Document:
-    """Retitle and/or file (``refile=True``: into ``folder_id``, ``None`` = unfiled)."""
+    """Retitle a document. Filing it elsewhere is ``critiques.filing.move_document``."""
     document = get_document(session=session, user=user, document_id=document_id)
-    if refile and folder_id is not None:
-        get_folder(session=session, user=user, folder_id=folder_id)
     if title is not None:
         if not title.strip():
             raise InvalidInputError("title is empty")
         document.title = title.strip()
-    if refile:
-        document.folder_id = folder_id
     session.flush()
     return document
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response, status
 
 from foldwise.service.config import SettingsDep
+from foldwise.service.critiques import filing
 from foldwise.service.db import SessionDep
 from foldwise.service.documents import service as documents
 from foldwise.service.documents.schemas import DocumentPage
@@ -89,15 +90,19 @@ def get_folder(folder_id: int, user: CurrentUser, session: SessionDep) -> Folder
 def update_folder(
     folder_id: int, body: FolderUpdate, user: CurrentUser, session: SessionDep
 ) -> FolderRead:
-    """Rename and/or move (``"parent_id": null`` moves to the top level; cycles are refused)."""
-    folder = service.update_folder(
-        session=session,
-        user=user,
-        folder_id=folder_id,
-        name=body.name,
-        move="parent_id" in body.model_fields_set,
-        parent_id=body.parent_id,
-    )
+    """Rename and/or move (``"parent_id": null`` moves to the top level; cycles are refused).
+
+    A move is a ``folder_move`` in the history, checked against the triples in force.
+    """
+    if "parent_id" in body.model_fields_set:
+        folder = filing.move_folder(
+            session=session, user=user, folder_id=folder_id, parent_id=body.parent_id,
+            name=body.name,
+        )  # fmt: skip
+    else:
+        folder = service.update_folder(
+            session=session, user=user, folder_id=folder_id, name=body.name
+        )
     session.commit()
     return _read(session, folder)
 
@@ -108,9 +113,10 @@ def delete_folder(
 ) -> FolderDeleted:
     """Delete a folder; its documents become unfiled, never deleted.
 
-    A folder with subfolders needs ``recursive=true`` (the whole subtree goes).
+    A folder with subfolders needs ``recursive=true`` (the whole subtree goes). The delete is
+    a ``folder_delete`` in the history: undo brings the folders back and refiles the documents.
     """
-    folders, unfiled = service.delete_folder(
+    folders, unfiled = filing.delete_folder(
         session=session, user=user, folder_id=folder_id, recursive=recursive
     )
     session.commit()
