@@ -21,7 +21,7 @@ Measures, on the new (unlabeled) documents only:
 - ``proposal_f``: settings 2-3, per hidden folder the best F-score of any proposal against its
   new documents (an inner hidden folder counts its whole subtree), averaged.
 
-Run: ``/work/venv/bin/python bench/placement_eval.py [--corpus DIR] [--seeds 0 1 2]``
+Run: ``.venv/bin/python bench/placement_eval.py [--corpus DIR] [--seeds 0 1 2]``
 """
 
 from __future__ import annotations

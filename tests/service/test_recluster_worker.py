@@ -17,6 +17,7 @@ import pytest
 import redis
 from fastapi.testclient import TestClient
 
+from conftest import unavailable
 from foldwise.service.app import create_app
 from foldwise.service.config import Settings
 from foldwise.service.recluster.runtime import Runtime, forget, runtime_for
@@ -45,7 +46,7 @@ def redis_settings(sqlite_settings: Settings) -> Iterator[Settings]:
     """A SQLite database file shared with the worker processes, and a Redis queue of its own
     name (jobs on PostgreSQL are covered by test_recluster_jobs on the embedded consumer)."""
     if reason := _redis_unavailable():
-        pytest.skip(reason)
+        unavailable(reason)
     cfg = make_settings(
         sqlite_settings.data_dir,
         sqlite_settings.database_url,

@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from foldwise.service import db
 from foldwise.service.config import Settings, settings
+from foldwise.service.critiques.filing_routes import router as filing_router
 from foldwise.service.critiques.routes import router as critiques_router
 from foldwise.service.documents.routes import router as documents_router
 from foldwise.service.errors import ServiceError
@@ -84,6 +85,7 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
         search_router,
         recluster_router,
         critiques_router,
+        filing_router,
     ):
         app.include_router(router)
     # New unfiled documents schedule a debounced recluster (recluster/hooks.py).
