@@ -93,8 +93,6 @@ class FolderPlacement(BaseEstimator):
     intercept_ : ndarray of shape (n_folders,)
     temperature_ : float
         Softmax temperature turning decision values into posteriors.
-    centroids_ : ndarray of shape (n_folders, n_terms)
-        Mean weighted tf-idf row of each folder's labeled documents.
     novelty_coef_ : ndarray of shape (3,) or (0,)
         Logistic coefficients of :meth:`known_proba` on (top decision value, its margin,
         1); empty when there are fewer than 3 folders to hide some from.
@@ -169,7 +167,6 @@ class FolderPlacement(BaseEstimator):
         self.term_weights_ = w
         self.components_ = self._fit_components(Xw)
         F = self._features(Xw)
-        self.centroids_ = _class_means(Xw[labeled], y, len(self.folders_))
 
         if len(self.folders_) == 1:
             self.coef_ = np.zeros((1, F.shape[1]))
@@ -421,12 +418,6 @@ def correlation_ratio(X: sp.csr_matrix, y: NDArray[np.intp], n_classes: int) -> 
     with np.errstate(divide="ignore", invalid="ignore"):
         eta2 = np.where(ss_total > 1e-12, ss_between / ss_total, 0.0)
     return np.clip(eta2, 0.0, 1.0)
-
-
-def _class_means(X: sp.csr_matrix, y: NDArray[np.intp], k: int) -> NDArray[np.float64]:
-    Y = sp.csr_matrix((np.ones(y.size), (y, np.arange(y.size))), shape=(k, y.size))
-    counts = np.maximum(np.bincount(y, minlength=k), 1).astype(np.float64)
-    return np.asarray((Y @ X).todense()) / counts[:, None]
 
 
 def _common_depths(folders: Sequence[FolderPath]) -> NDArray[np.intp]:

@@ -80,13 +80,9 @@ METHODS: dict[str, Callable[[ReclusterSettings, Progress], Any]] = {
     "bihac": _bihac_family(core.BiHAC),
     "ihac": _ihac,
     "hac": lambda options, report: core.HAC(),
+    "divisive": lambda options, report: _WithoutTriples(core.ConstrainedDivisive()),
+    "ggm": lambda options, report: _WithoutTriples(core.ProbabilisticHierarchy(random_state=0)),
 }
-if hasattr(core, "ConstrainedDivisive"):
-    METHODS["divisive"] = lambda options, report: _WithoutTriples(core.ConstrainedDivisive())
-if hasattr(core, "ProbabilisticHierarchy"):
-    METHODS["ggm"] = lambda options, report: _WithoutTriples(
-        core.ProbabilisticHierarchy(random_state=0)
-    )
 
 
 def available_methods() -> list[str]:
