@@ -53,7 +53,8 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
     """Build the app. ``cfg`` other than the global settings gets its own engine."""
     cfg = cfg or settings
     if cfg is settings:
-        engine, factory = db.engine, db.SessionLocal
+        factory = db.default_sessions()
+        engine = factory.kw["bind"]
     else:
         engine = db.make_engine(cfg.sqlalchemy_url)
         factory = db.make_sessionmaker(engine, cfg)
@@ -61,7 +62,7 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
-        if engine is not db.engine:
+        if cfg is not settings:  # the global engine outlives an app (the CLI, tests)
             engine.dispose()
 
     app = FastAPI(
