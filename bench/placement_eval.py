@@ -1,4 +1,4 @@
-"""Placement and proposal quality on a folder corpus (DESIGN sec. 8, 10).
+"""Placement and proposal quality on a folder corpus (docs/architecture.md sec. 8, 10).
 
 Protocol (001 sec. 5.2 settings): sample up to ``--per-folder`` documents per folder and label
 ``--labeled`` of them (at most all but one, so every folder keeps a new document); setting 1

@@ -1,8 +1,8 @@
-"""Placing new documents into the person's folders (003 sec. 3.1, DESIGN sec. 6).
+"""Placing new documents into the person's folders (003 sec. 3.1, docs/architecture.md sec. 6).
 
 The dendrogram decides structure and proposals; it decides placement like a nearest neighbour
-(DESIGN sec. 6: ~40% on python-docs). Placement is a classifier over the existing folders,
-trained on every labeled document, that also uses the unlabeled ones:
+(docs/architecture.md sec. 6: ~40% on python-docs). Placement is a classifier over the
+existing folders, trained on every labeled document, that also uses the unlabeled ones:
 
 1. Supervised term weights. Each term gets the share of its variance over the labeled
    documents that their folders explain (the correlation ratio eta^2), multiplied into the

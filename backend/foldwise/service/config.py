@@ -32,7 +32,7 @@ class ReclusterSettings(BaseSettings):
     debounce_seconds: float = Field(default=30.0, ge=0)
     #: Default method (a key of ``core_adapter.METHODS``).
     method: str = "biihac"
-    #: Exemplars per folder: the ones nearest the folder centroid (DESIGN.md sec. 5) ...
+    #: Exemplars per folder: the ones nearest the folder centroid (docs/architecture.md sec. 5) ...
     exemplars_nearest: int = Field(default=6, ge=1)
     #: ... plus this many drawn at random from the rest of the folder.
     exemplars_random: int = Field(default=2, ge=0)

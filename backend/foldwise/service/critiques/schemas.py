@@ -125,7 +125,7 @@ class TripleRead(BaseModel):
 
 class FolderConstraintRead(BaseModel):
     """The implicit triples of one folder: every labeled member is closer to the others than
-    to any document outside (never materialised, DESIGN.md sec. 3)."""
+    to any document outside (never materialised, docs/architecture.md sec. 3)."""
 
     folder_id: int
     labeled_documents: int

@@ -1,4 +1,4 @@
-"""The one seam between the service and the clustering core (DESIGN.md sec. 2).
+"""The one seam between the service and the clustering core (docs/architecture.md sec. 2).
 
 DB rows -> core inputs (:func:`load_inputs`: exemplars per folder + unfiled documents, labels
 as folder paths, explicit triples as indices); core outputs -> rows (:func:`compute` returns
@@ -138,7 +138,8 @@ def load_inputs(
 
     Per folder: a random sample of up to ``CENTROID_SAMPLE`` filed documents defines the
     centroid; the ``exemplars_nearest`` nearest to it plus ``exemplars_random`` others join the
-    recluster (DESIGN.md sec. 5), so n grows with new documents and folders, not the archive.
+    recluster (docs/architecture.md sec. 5), so n grows with new documents and folders, not
+    the archive.
     Documents named by explicit triples always join, so that every triple applies.
     """
     rng = random.Random(seed)
