@@ -191,3 +191,19 @@ def test_import_is_counted_and_undone(client: TestClient, api: Api, rt: Runtime)
     tree = client.get("/api/folders/tree", headers=h).json()
     # Undo keeps the documents (unfiled) and removes the folders it made.
     assert tree["folder_count"] == 0 and tree["unfiled_count"] == 3
+
+
+def test_undoing_a_folder_move_never_makes_a_cycle(client: TestClient, rt: Runtime) -> None:
+    alice = seed_small(rt, "alice")
+    h = alice["headers"]
+    fa, fb = list(_filed(rt))[:2]
+    assert client.patch(f"/api/folders/{fb}", json={"parent_id": fa}, headers=h).status_code == 200
+    to_top = client.patch(f"/api/folders/{fb}", json={"parent_id": None}, headers=h)
+    assert to_top.status_code == 200
+    entry = _history(client, h)[0]
+    assert client.patch(f"/api/folders/{fa}", json={"parent_id": fb}, headers=h).status_code == 200
+    undone = client.delete(f"/api/critiques/{entry['id']}", headers=h).json()
+    assert undone["notes"] == [f"folder {fb} stays: its old parent is inside it now"]
+    with rt.sessions() as session:
+        a, b = session.get(Folder, fa), session.get(Folder, fb)
+        assert a is not None and b is not None and (a.parent_id, b.parent_id) == (fb, None)

@@ -255,8 +255,14 @@ def revert_folder_move(session: Session, moved: dict[str, Any], notes: list[str]
         notes.append(f"folder {moved['id']} was moved since; left where it is")
         return
     parent = moved["parent"]
-    if parent is not None and session.get(Folder, parent) is None:
+    old_parent = None if parent is None else session.get(Folder, parent)
+    if parent is not None and old_parent is None:
         notes.append(f"folder {moved['id']} stays: its old parent is gone")
+        return
+    if old_parent is not None and any(
+        f.id == folder.id for f in folders.ancestors(session=session, folder=old_parent)
+    ):
+        notes.append(f"folder {moved['id']} stays: its old parent is inside it now")
         return
     name = moved["name"] if folder.name == moved["new_name"] else folder.name
     clash = session.scalar(
