@@ -6,22 +6,25 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     PIP_NO_CACHE_DIR=1 \
     FOLDWISE_DATA_DIR=/data
 
-WORKDIR /app
+WORKDIR /build
 
 # Dependencies first, so that code changes do not reinstall them.
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md setup.py ./
 COPY backend/foldwise/__init__.py backend/foldwise/__init__.py
-RUN pip install --upgrade pip && pip install -e .
+RUN pip install --upgrade pip && pip install .
 
-# Editable install: alembic.ini and migrations/ are found next to the package (service/migrate.py).
+# A regular (non-editable) install: setup.py's build step puts frontend/, migrations/ and
+# alembic.ini inside the package (foldwise/_shipped/), so /build can go afterwards.
 COPY alembic.ini ./
 COPY migrations ./migrations
 COPY backend ./backend
 COPY frontend ./frontend
-RUN pip install --no-deps -e . \
+RUN pip install --no-deps --force-reinstall . \
+    && cd / && rm -rf /build \
     && useradd --system --uid 10001 --home-dir /data foldwise \
     && mkdir -p /data && chown foldwise /data
 
+WORKDIR /data
 USER foldwise
 VOLUME ["/data"]
 EXPOSE 8000

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import httpx
 
-DEFAULT_CORPUS = Path("/work/shared/corpora/python-docs")
+DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "python-docs"
 
 
 def documents(n: int, size: int = 2000, corpus: Path = DEFAULT_CORPUS) -> list[dict[str, str]]:

@@ -1,6 +1,6 @@
 """Time the measures on n documents: an average-linkage dendrogram vs a 3-level folder tree.
 
-Run: /work/venv/bin/python bench/measures_bench.py [n]   (default n = 5000; target < 5 s each)
+Run: .venv/bin/python bench/measures_bench.py [n]   (default n = 5000; target < 5 s each)
 The first call compiles the numba kernels (cached on disk afterwards), so it is timed apart.
 """
 

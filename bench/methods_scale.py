@@ -6,7 +6,7 @@ Synthetic tf-idf-like documents in 100 folders (10 top folders x 10 subfolders, 
 the term matrix to ``linkage_`` (distances and LSI included), timed with ``perf_counter``.
 
     python bench/methods_scale.py --sizes 500,1000,2000
-    python bench/methods_scale.py --corpus /work/shared/corpora/python-docs
+    python bench/methods_scale.py --corpus path/to/python-docs
 """
 
 from __future__ import annotations

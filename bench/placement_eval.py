@@ -1,4 +1,4 @@
-"""Placement and proposal quality on a folder corpus (DESIGN sec. 8, 10).
+"""Placement and proposal quality on a folder corpus (docs/architecture.md sec. 8, 10).
 
 Protocol (001 sec. 5.2 settings): sample up to ``--per-folder`` documents per folder and label
 ``--labeled`` of them (at most all but one, so every folder keeps a new document); setting 1
@@ -21,7 +21,7 @@ Measures, on the new (unlabeled) documents only:
 - ``proposal_f``: settings 2-3, per hidden folder the best F-score of any proposal against its
   new documents (an inner hidden folder counts its whole subtree), averaged.
 
-Run: ``/work/venv/bin/python bench/placement_eval.py [--corpus DIR] [--seeds 0 1 2]``
+Run: ``.venv/bin/python bench/placement_eval.py [--corpus DIR] [--seeds 0 1 2]``
 """
 
 from __future__ import annotations

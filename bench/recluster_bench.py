@@ -30,7 +30,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-DEFAULT_CORPUS = Path("/work/shared/corpora/python-docs")
+DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "python-docs"
 
 
 def collection(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,9 +11,8 @@ from sklearn.preprocessing import normalize
 from sklearn.svm import LinearSVC
 from synthetic_topics import topic_corpus
 
+from corpus_path import PYTHON_DOCS
 from foldwise.core import FolderPlacement, text_features
-
-PYTHON_DOCS = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "python-docs"
 
 
 def _labels(truth, n_labeled=5, seed=0):
@@ -160,8 +158,7 @@ def test_single_folder_places_everything_there():
     assert set(placed.best_folder) == {("cooking",)}
 
 
-@pytest.mark.skipif(not PYTHON_DOCS.is_dir(), reason="python-docs corpus not beside the repository")
-def test_python_docs_quality_floor():
+def test_python_docs_quality_floor(corpus):
     """5 labeled documents per folder, seed 0: beat nearest centroid clearly, match the SVM."""
     files = sorted(PYTHON_DOCS.rglob("*.txt"))
     truth = [tuple(f.relative_to(PYTHON_DOCS).parent.parts) for f in files]

@@ -18,6 +18,7 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
+from conftest import unavailable
 from foldwise.service import migrate, models
 from foldwise.service.app import create_app
 from foldwise.service.config import Settings
@@ -68,7 +69,7 @@ def pg_url() -> Iterator[str]:
     """A migrated scratch PostgreSQL database for this test session."""
     reason = pg_available()
     if reason:
-        pytest.skip(reason)
+        unavailable(reason)
     name = f"foldwise_svc_test_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')

@@ -20,7 +20,7 @@ from foldwise.service.config import Settings
 from .helpers import Api, run_cli, zip_bytes, zip_directory
 
 CORPUS = PYTHON_DOCS
-needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not found at {CORPUS}")
+needs_corpus = pytest.mark.usefixtures("corpus")
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect
 
+from conftest import unavailable
 from foldwise.service import migrate, models
 from foldwise.service.db import make_engine
 from foldwise.service.migrate import include_object
@@ -25,7 +26,7 @@ def empty_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield f"sqlite:///{tmp_path / 'fresh.sqlite3'}"
         return
     if reason := pg_available():
-        pytest.skip(reason)
+        unavailable(reason)
     name = f"foldwise_mig_test_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')

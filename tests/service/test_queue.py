@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from conftest import unavailable
 from foldwise.service.config import Settings
 from foldwise.service.queue import EmbeddedWorker, make_huey, register_builtin_tasks
 
@@ -52,7 +53,7 @@ def test_task_round_trips_through_the_embedded_consumer(tmp_path: Path) -> None:
 @pytest.mark.parametrize("backend", ["sqlite", pytest.param("redis", marks=pytest.mark.redis)])
 def test_task_round_trips_through_a_worker_process(tmp_path: Path, backend: str) -> None:
     if backend == "redis" and (reason := redis_unavailable()):
-        pytest.skip(reason)
+        unavailable(reason)
     name = f"foldwise-test-{uuid.uuid4().hex[:8]}"
     cfg = Settings(
         data_dir=tmp_path, huey_name=name, redis_url=REDIS_URL if backend == "redis" else ""

@@ -129,25 +129,32 @@ def test_event_stream_follows_the_job_to_its_end(
     assert phases[-1] == "done"
 
 
+def _jobs_once_scheduled(client: TestClient, headers: dict[str, str]) -> dict:
+    deadline = time.monotonic() + 20
+    while (jobs := client.get("/api/jobs", headers=headers).json())["total"] == 0:
+        assert time.monotonic() < deadline, "no automatic job was scheduled"
+        time.sleep(0.05)
+    return jobs  # type: ignore[no-any-return]
+
+
 def test_automatic_recluster_is_debounced(
     client: TestClient, api: Api, rt: Runtime, worker: EmbeddedWorker
 ) -> None:
     rt.options = fast_options(auto=True, debounce_seconds=1.0)
     alice = seed_user(rt, "alice", filed=SMALL_FILED, new={})
     headers = alice["headers"]
-    assert client.get("/api/jobs", headers=headers).json()["total"] == 0  # filed: no job
-    for i in range(3):  # three new documents in a row: one job
+    # The import files documents: like any filing change it asks for an automatic recluster
+    # (scheduled by the worker from a queued task, just after the commit: wait for the row).
+    after_import = _jobs_once_scheduled(client, headers)
+    assert after_import["total"] == 1 and after_import["items"][0]["trigger"] == "auto"
+    for i in range(3):  # three new documents in a row: still that one job
         api.post(headers, f"regular expression number {i} matches text patterns " * 5)
-    # The worker schedules it (the request only queues a task): wait for the job row.
-    deadline = time.monotonic() + 20
-    while (jobs := client.get("/api/jobs", headers=headers).json())["total"] == 0:
-        assert time.monotonic() < deadline, "no automatic job was scheduled"
-        time.sleep(0.05)
-    time.sleep(0.3)  # the other two schedule tasks run too, and must not add a job
-    jobs = client.get("/api/jobs", headers=headers).json()
+    time.sleep(0.5)  # their schedule tasks run too, and must not add a job
+    jobs = _jobs_once_scheduled(client, headers)
     assert jobs["total"] == 1
     auto = jobs["items"][0]
     assert auto["trigger"] == "auto" and auto["not_before"] is not None
+    assert auto["id"] == after_import["items"][0]["id"]
     done = wait_job(client, headers, auto["id"])
     assert done["state"] == "done" and done["n_documents"] == 18 + 3
 
@@ -179,10 +186,12 @@ def test_critique_during_a_job_makes_it_rerun(
     new = [d for ids in alice["new"].values() for d in ids]
     _critique_midway(rt, alice["user_id"], new)
     job = recluster(client, alice["headers"])
-    assert job["reruns"] == 1 and job["base_critique_seq"] == 1
+    # The seeding import counts as one change of where documents are, the critique as another.
+    assert job["reruns"] == 1 and job["base_critique_seq"] == 2
     tree = client.get("/api/tree/extended", headers=alice["headers"]).json()
-    assert tree["critique_seq"] == 1 and not tree["outdated"]
-    assert len(client.get("/api/critiques", headers=alice["headers"]).json()) == 1
+    assert tree["critique_seq"] == 2 and not tree["outdated"]
+    history = client.get("/api/critiques", headers=alice["headers"]).json()
+    assert [c["kind"] for c in history] == ["closer", "import"]
 
 
 def test_stale_result_is_discarded_never_stored(
@@ -199,7 +208,7 @@ def test_stale_result_is_discarded_never_stored(
     with rt.sessions() as session:
         assert session.scalar(select(func.count()).select_from(TreeVersion)) == 0
     critiques_now = client.get("/api/critiques", headers=alice["headers"]).json()
-    assert [c["kind"] for c in critiques_now] == ["closer"]
+    assert [c["kind"] for c in critiques_now] == ["closer", "import"]
 
 
 def test_dead_worker_job_is_retried_then_failed(client: TestClient, rt: Runtime) -> None:

@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, FilePayload, Page, sync_playwright
 
+from conftest import unavailable
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
@@ -41,9 +43,10 @@ FOLDWISE = str(Path(sys.executable).with_name("foldwise"))
 
 
 def require_chromium() -> None:
-    """Skip the calling test, with the reason, when Debian's Chromium is not installed."""
+    """Give up on the calling test (``conftest.unavailable``) when Debian's Chromium is not
+    installed."""
     if not CHROMIUM.exists():
-        pytest.skip(
+        unavailable(
             f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)"
         )
 

@@ -6,7 +6,7 @@ baseline) and a folder for every new document. How each method decides a folder:
 * ``scipy``, ``hac``, ``ihac``, ``bihac``: the majority folder of the labeled documents in
   the smallest dendrogram cluster that holds the new document and at least one labeled
   document (ties go to the folder whose labeled document joined first) -- a dendrogram
-  decides like a nearest neighbour (DESIGN.md sec. 6).
+  decides like a nearest neighbour (docs/architecture.md sec. 6).
 * ``biihac``: its extended tree. ``placement_known`` scores the existing folder the tree
   proposes for the document (the placement model, ``foldwise.core.FolderPlacement``, fitted
   on the labeled and the new documents); ``placement_confident`` scores the folder the tree

@@ -47,10 +47,6 @@ class BiHACResult:
     cluster_errors: list[float] = field(default_factory=list)
     adaptations: list[int] = field(default_factory=list)
 
-    @property
-    def best_run(self) -> int:
-        return int(np.nanargmin(self.cluster_errors)) if self.cluster_errors else 0
-
 
 class _ClusterState:
     """Merges replayed in order, with the constraint summary of each cluster.

@@ -10,7 +10,7 @@ Two sources, two representations:
   Theorems 1-3 and checked for consistency with Aho et al.'s BUILD algorithm.
 * :class:`FolderConstraints`: the triples implied by a labeled folder hierarchy. These are
   never materialised (5 labeled documents in 50 folders already imply ~10^7 triples); a merge
-  is tested in closed form from per-cluster counts (DESIGN.md sec. 3).
+  is tested in closed form from per-cluster counts (docs/architecture.md sec. 3).
 
 :class:`Constraints` is their union, in the array form the iHAC kernel consumes.
 """
@@ -258,7 +258,7 @@ class FolderConstraints:
     def merge_violations(self, a: Sequence[int], b: Sequence[int]) -> int:
         """How many implied triples merging document sets ``a`` and ``b`` violates.
 
-        Reference implementation of the closed form the kernel uses (DESIGN.md sec. 3):
+        Reference implementation of the closed form the kernel uses (docs/architecture.md sec. 3):
         with N the deepest folder holding every labeled document of the union, a side whose
         labeled documents lie below a child c of N must hold all labeled documents of c;
         each one missing is violated once per (x in that side, z in the other side).

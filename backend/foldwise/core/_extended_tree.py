@@ -2,8 +2,8 @@
 
 001 Fig. 1: the given hierarchy is extended, never rewritten. New documents go into existing
 folders, or into *proposed* folders, either new siblings (node A) or new subfolders that
-refine an existing folder (nodes B, C). DESIGN sec. 6 sketches the construction; this one
-differs where noted:
+refine an existing folder (nodes B, C). docs/architecture.md sec. 6 sketches the
+construction; this one differs where noted:
 
 - placement comes from a :class:`~foldwise.core.FolderPlacement` (classifier over the
   folders), the dendrogram only proposes groups: a dendrogram alone places documents like a

@@ -10,12 +10,10 @@ for ranking by ``df * log(n / df)``, which favours rare terms that link few docu
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 
@@ -144,24 +142,3 @@ def text_features(
     """Fit :class:`TextFeatures` on ``texts``; return the (n_docs, n_terms) matrix and the model."""
     model = TextFeatures(**params)  # type: ignore[arg-type]
     return model.fit_transform(texts), model
-
-
-def has_digit(term: str) -> bool:
-    """Whether ``term`` contains a digit (such terms are never features)."""
-    return re.search(r"\d", term) is not None
-
-
-def zero_rows(X: sp.spmatrix | NDArray[np.floating]) -> NDArray[np.intp]:
-    """Indices of all-zero (or non-finite) rows: documents with no usable term."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        nnz = np.diff(X.indptr)
-        bad = nnz == 0
-        if X.nnz:
-            finite = np.isfinite(X.data)
-            if not finite.all():
-                rows = np.repeat(np.arange(X.shape[0]), nnz)
-                bad[rows[~finite]] = True
-        return np.flatnonzero(bad)
-    X = np.asarray(X)
-    return np.flatnonzero(~np.isfinite(X).all(axis=1) | ~np.any(X != 0, axis=1))

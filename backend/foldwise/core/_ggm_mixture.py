@@ -261,13 +261,6 @@ def fit_usggm(
     return GeneralizableMixture(weights, means, covs, class_given, nll, aic, gm.n_iter)
 
 
-def negative_log_likelihood(
-    gm: GeneralizableMixture, Z: NDArray[np.float64], y: NDArray[np.intp], lambda_: float
-) -> float:
-    """003 eq. 5: labeled terms log p(y, x), unlabeled terms lambda log p(x)."""
-    return _e_step(gm, Z, y, lambda_)[1]
-
-
 def _e_step(
     gm: GeneralizableMixture, Z: NDArray[np.float64], y: NDArray[np.intp], lambda_: float
 ) -> tuple[NDArray[np.float64], float]:

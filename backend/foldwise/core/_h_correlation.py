@@ -5,11 +5,11 @@ descendant of ca(x, z) (001 sec. 3, Properties 1-2: the cluster ca(x, y) holds x
 not z, and every cluster holding x and z holds y). Both common ancestors lie on the root path
 of x, so comparing their depths decides the triple.
 
-Counting the overlap is Kendall's tau in disguise (DESIGN.md sec. 8): for a fixed x, item y
-gets the key pair (a_y, b_y) = (depth of ca_r(x, y), depth of ca_l(x, y)), and the shared
-triples are the pairs (y, z) with a_y > a_z and b_y > b_z. Sweeping z by falling a_z while a
-Fenwick tree counts the b keys already seen gives O(n (n_nodes + n log depth)) in all, never
-the O(n^3) list of triples.
+Counting the overlap is Kendall's tau in disguise (docs/architecture.md sec. 8): for a fixed x, item
+y gets the key pair (a_y, b_y) = (depth of ca_r(x, y), depth of ca_l(x, y)), and the shared triples
+are the pairs (y, z) with a_y > a_z and b_y > b_z. Sweeping z by falling a_z while a Fenwick tree
+counts the b keys already seen gives O(n (n_nodes + n log depth)) in all, never the O(n^3) list of
+triples.
 """
 
 from __future__ import annotations

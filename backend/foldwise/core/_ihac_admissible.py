@@ -1,5 +1,5 @@
 """Admissibility of iHAC merges, compiled: folder triples in closed form, explicit triples,
-and the BUILD look-ahead (001 sec. 4.1; DESIGN.md sec. 3). Used by :mod:`_ihac_kernel`.
+and the BUILD look-ahead (001 sec. 4.1; docs/architecture.md sec. 3). Used by :mod:`_ihac_kernel`.
 
 Clusters are slots of the kernel; per slot it keeps ``nlab`` (labeled documents), ``lca``
 (their lowest common folder) and ``ntrip`` (items of explicit triples), and ``slot_of`` maps

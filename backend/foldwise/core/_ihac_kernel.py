@@ -2,16 +2,16 @@
 
 Müllner's generic algorithm ("Modern hierarchical, agglomerative clustering algorithms",
 2011, Fig. 2) rather than NN-chain: a forbidden pair can become admissible later, which breaks
-the reducibility NN-chain needs (DESIGN.md sec. 4). Each row ``i`` caches the best admissible
-partner ``j > i`` and a lower bound ``mindist[i]`` in a binary heap; a row is rescanned only
-when it reaches the top of the heap with a stale entry. The lower bound survives a merge
-because an average-linkage distance to a merged cluster is a convex combination of the old
-ones, and admissibility only changes for pairs with the new cluster -- or, for the look-ahead
-on explicit triples, only from admissible to forbidden.
+the reducibility NN-chain needs (docs/architecture.md sec. 4). Each row ``i`` caches the best
+admissible partner ``j > i`` and a lower bound ``mindist[i]`` in a binary heap; a row is
+rescanned only when it reaches the top of the heap with a stale entry. The lower bound survives
+a merge because an average-linkage distance to a merged cluster is a convex combination of the
+old ones, and admissibility only changes for pairs with the new cluster -- or, for the
+look-ahead on explicit triples, only from admissible to forbidden.
 
 Admissibility of a merge A + B (001 sec. 4.1):
 
-* folder triples, closed form (DESIGN.md sec. 3): with N the lowest common folder of both
+* folder triples, closed form (docs/architecture.md sec. 3): with N the lowest common folder of both
   sides' labeled documents, a side whose labeled documents lie below a child c of N must hold
   every labeled document of c;
 * explicit triples (x, y, z): no x in one side and z in the other with y outside both;

@@ -1,8 +1,8 @@
-"""Placing new documents into the person's folders (003 sec. 3.1, DESIGN sec. 6).
+"""Placing new documents into the person's folders (003 sec. 3.1, docs/architecture.md sec. 6).
 
 The dendrogram decides structure and proposals; it decides placement like a nearest neighbour
-(DESIGN sec. 6: ~40% on python-docs). Placement is a classifier over the existing folders,
-trained on every labeled document, that also uses the unlabeled ones:
+(docs/architecture.md sec. 6: ~40% on python-docs). Placement is a classifier over the
+existing folders, trained on every labeled document, that also uses the unlabeled ones:
 
 1. Supervised term weights. Each term gets the share of its variance over the labeled
    documents that their folders explain (the correlation ratio eta^2), multiplied into the
@@ -105,8 +105,6 @@ class FolderPlacement(BaseEstimator):
     calibration_x_, calibration_y_ : ndarray of shape (n_thresholds,)
         Isotonic map from a held-out top posterior to the share placed right
         (:meth:`calibrated_confidence`); empty when nothing could be held out.
-    centroids_ : ndarray of shape (n_folders, n_terms)
-        Mean weighted tf-idf row of each folder's labeled documents.
     novelty_coef_ : ndarray of shape (3,) or (0,)
         Logistic coefficients of :meth:`known_proba` on (top decision value, its margin,
         1); empty when there are fewer than 3 folders to hide some from.
@@ -188,7 +186,6 @@ class FolderPlacement(BaseEstimator):
         self.term_weights_ = w
         self.components_ = self._fit_components(Xw, self.representation_)
         F = self._features(Xw)
-        self.centroids_ = _class_means(Xw[labeled], y, len(self.folders_))
 
         if len(self.folders_) == 1:
             self.coef_ = np.zeros((1, F.shape[1]))
@@ -568,12 +565,6 @@ def correlation_ratio(X: sp.csr_matrix, y: NDArray[np.intp], n_classes: int) -> 
     with np.errstate(divide="ignore", invalid="ignore"):
         eta2 = np.where(ss_total > 1e-12, ss_between / ss_total, 0.0)
     return np.clip(eta2, 0.0, 1.0)
-
-
-def _class_means(X: sp.csr_matrix, y: NDArray[np.intp], k: int) -> NDArray[np.float64]:
-    Y = sp.csr_matrix((np.ones(y.size), (y, np.arange(y.size))), shape=(k, y.size))
-    counts = np.maximum(np.bincount(y, minlength=k), 1).astype(np.float64)
-    return np.asarray((Y @ X).todense()) / counts[:, None]
 
 
 def _common_depths(folders: Sequence[FolderPath]) -> NDArray[np.intp]:

@@ -1,4 +1,4 @@
-"""Finding proposed folders in a dendrogram (001 Fig. 1, DESIGN sec. 6).
+"""Finding proposed folders in a dendrogram (001 Fig. 1, docs/architecture.md sec. 6).
 
 A proposal is a group of new documents that
 
@@ -310,7 +310,8 @@ def _search(
         lca[n + k] = lb if la is None else la if lb is None else common_prefix(la, lb)
 
     def anchor(v: int) -> FolderPath:
-        """DESIGN sec. 6: the folder of the labeled documents met first going up from v."""
+        """The folder of the labeled documents met first going up from v (docs/architecture.md
+        sec. 6)."""
         while up[v] >= 0:
             a, b = ctx.children[int(up[v])]
             other = lca[b if a == v else a]
@@ -354,7 +355,7 @@ def _qualify(ctx: _Context, v: int, anchor: FolderPath) -> Group | None:
     # (003 eq. 9) of the group's mean posterior, counting only mass above what an average
     # new document puts there (a document of an unseen topic spreads its posterior, so big
     # subtrees collect mass without evidence). The other is the dendrogram: the folder of
-    # the labeled documents the group meets first (DESIGN sec. 6).
+    # the labeled documents the group meets first (docs/architecture.md sec. 6).
     parent = common_prefix(_posterior_parent(ctx, members), anchor)
     return Group(tuple(int(d) for d in members), parent, cohesion, affinity, node=v)
 

@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from foldwise.service import db
 from foldwise.service.config import Settings, settings
+from foldwise.service.critiques.filing_routes import router as filing_router
 from foldwise.service.critiques.routes import router as critiques_router
 from foldwise.service.documents.routes import router as documents_router
 from foldwise.service.errors import ServiceError
@@ -52,7 +53,8 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
     """Build the app. ``cfg`` other than the global settings gets its own engine."""
     cfg = cfg or settings
     if cfg is settings:
-        engine, factory = db.engine, db.SessionLocal
+        factory = db.default_sessions()
+        engine = factory.kw["bind"]
     else:
         engine = db.make_engine(cfg.sqlalchemy_url)
         factory = db.make_sessionmaker(engine, cfg)
@@ -60,7 +62,7 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
-        if engine is not db.engine:
+        if cfg is not settings:  # the global engine outlives an app (the CLI, tests)
             engine.dispose()
 
     app = FastAPI(
@@ -84,6 +86,7 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
         search_router,
         recluster_router,
         critiques_router,
+        filing_router,
     ):
         app.include_router(router)
     # New unfiled documents schedule a debounced recluster (recluster/hooks.py).

@@ -44,14 +44,14 @@ def register(app: typer.Typer) -> None:
         from foldwise.service import migrate as migrations
         from foldwise.service.app import create_app
         from foldwise.service.config import settings
-        from foldwise.service.queue import EmbeddedWorker, huey, load_task_modules
+        from foldwise.service.queue import EmbeddedWorker, default_huey, load_task_modules
 
         if migrate:
             migrations.upgrade()
         embedded = None
         if worker:
             load_task_modules(settings)
-            embedded = EmbeddedWorker(huey, workers=worker_threads)
+            embedded = EmbeddedWorker(default_huey(), workers=worker_threads)
             embedded.start()
         try:
             uvicorn.run(create_app(), host=host, port=port)
@@ -63,18 +63,18 @@ def register(app: typer.Typer) -> None:
     def worker_command(threads: int = 1) -> None:
         """Run a queue worker (the same SQLite queue as ``serve``, or Redis if configured)."""
         from foldwise.service.config import settings
-        from foldwise.service.queue import huey, load_task_modules, run_worker
+        from foldwise.service.queue import default_huey, load_task_modules, run_worker
 
         loaded = load_task_modules(settings)
         _echo_err(f"worker on {'redis' if settings.redis_url else 'sqlite'}; tasks from {loaded}")
-        run_worker(huey, workers=threads)
+        run_worker(default_huey(), workers=threads)
 
     @app.command("queue-ping")
     def queue_ping(timeout: float = 10.0) -> None:
         """Exit 0 if a worker answers a ping task within TIMEOUT seconds (health checks)."""
-        from foldwise.service.queue import ping
+        from foldwise.service.queue import default_ping
 
-        result = ping("pong")
+        result = default_ping()("pong")
         try:
             answer = result.get(blocking=True, timeout=timeout)
         except Exception as exc:  # huey raises its own timeout type; any failure is "down"

@@ -8,6 +8,7 @@ of the database they write to.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -107,13 +108,30 @@ def settings_of(session: Session) -> Settings:
     return cfg if isinstance(cfg, Settings) else settings
 
 
-engine = make_engine(settings.sqlalchemy_url)
-SessionLocal = make_sessionmaker(engine, settings)
+_default_lock = threading.Lock()
+_default: list[sessionmaker[Session]] = []
+
+
+def default_sessions() -> sessionmaker[Session]:
+    """The session factory of the global settings, on an engine made at first use.
+
+    Not at import: making a SQLite engine creates the data directory, and importing the
+    package (tests, tools, a wheel's entry points) must not touch the disk or the database.
+    """
+    with _default_lock:
+        if not _default:
+            _default.append(make_sessionmaker(make_engine(settings.sqlalchemy_url), settings))
+        return _default[0]
+
+
+def SessionLocal() -> Session:  # noqa: N802  (the name the CLI and tests use)
+    """A new session on the default database (see :func:`default_sessions`)."""
+    return default_sessions()()
 
 
 def get_db(request: Request) -> Iterator[Session]:
     """Yield a session for one request; roll back whatever the request did not commit."""
-    factory: sessionmaker[Session] = getattr(request.app.state, "session_factory", SessionLocal)
+    factory = getattr(request.app.state, "session_factory", None) or default_sessions()
     with factory() as session:
         try:
             yield session

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from alembic import command
 from alembic.config import Config
 
-# The repository root holds alembic.ini and migrations/ (editable installs and the image).
-_ROOT = Path(__file__).resolve().parents[3]
-
+from foldwise.service.resources import shipped
 
 # Objects that the migrations create by hand and autogenerate must not try to drop:
 # SQLite's FTS5 table and its shadow tables, PostgreSQL's GIN index (ix_documents_fts).
@@ -27,11 +24,8 @@ def include_object(
 
 def alembic_config(url: str | None = None) -> Config:
     """An Alembic config for ``url`` (default: the settings' database)."""
-    ini = _ROOT / "alembic.ini"
-    if not ini.is_file():
-        raise FileNotFoundError(f"alembic.ini not found at {ini}; run from a source checkout")
-    cfg = Config(str(ini))
-    cfg.set_main_option("script_location", str(_ROOT / "migrations"))
+    cfg = Config(str(shipped("alembic.ini")))
+    cfg.set_main_option("script_location", str(shipped("migrations")))
     if url:
         cfg.attributes["url"] = url
     return cfg

@@ -2,9 +2,9 @@
 
 Register a task with::
 
-    from foldwise.service.queue import huey
+    from foldwise.service.queue import default_huey
 
-    @huey.task()
+    @default_huey().task()
     def recluster(user_id: int) -> None: ...
 
 Tasks take ids, not objects, and open, commit and close their own DB session.
@@ -46,8 +46,25 @@ def register_builtin_tasks(queue: Huey) -> Any:
     return ping
 
 
-huey = make_huey(settings)
-ping = register_builtin_tasks(huey)
+_default_lock = threading.Lock()
+_default: dict[str, Any] = {}
+
+
+def default_huey() -> Huey:
+    """The queue of the global settings, made at first use (not at import: the embedded queue
+    creates the data directory). Its ``ping`` task is :func:`default_ping`."""
+    with _default_lock:
+        if "huey" not in _default:
+            queue = make_huey(settings)
+            _default["ping"] = register_builtin_tasks(queue)
+            _default["huey"] = queue
+        return _default["huey"]  # type: ignore[no-any-return]
+
+
+def default_ping() -> Any:
+    """The ``foldwise.ping`` task of :func:`default_huey`."""
+    default_huey()
+    return _default["ping"]
 
 
 def load_task_modules(cfg: Settings = settings) -> list[str]:
@@ -111,6 +128,6 @@ class EmbeddedWorker:
                 self.running = False
 
 
-def run_worker(queue: Huey = huey, workers: int = 1) -> None:
+def run_worker(queue: Huey, workers: int = 1) -> None:
     """Run a consumer process in the foreground (``foldwise worker``) until interrupted."""
     Consumer(queue, workers=workers, worker_type="thread", max_delay=2.0).run()

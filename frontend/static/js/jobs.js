@@ -107,7 +107,6 @@ export async function jobFinished(job) {
 
 /** Find the newest unfinished job (critiques and uploads start them in the background). */
 export async function watchJobs() {
-  if (!state.hasRecluster) return;
   try {
     const page = await api("GET", "/api/jobs?limit=5");
     const live = page.items.find((j) => j.state === "queued" || j.state === "running");

@@ -216,6 +216,6 @@ export async function uploadFiles(files) {
   }
   if (changed) {
     await refreshTree();
-    if (state.hasRecluster) startRecluster(true);
+    startRecluster(true);
   }
 }

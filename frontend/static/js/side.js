@@ -62,7 +62,8 @@ export async function skipQuestion(q) {
 
 export const KIND_LABEL = {
   move: "Moved", accept: "Accepted folder", rename: "Accepted and renamed", reject: "Rejected folder",
-  closer: "Closer", not_in: "Doesn’t belong",
+  closer: "Closer", not_in: "Doesn’t belong", folder_move: "Moved folder", folder_delete: "Deleted folder",
+  import: "Imported",
 };
 
 export function titleOf(id) {
@@ -72,7 +73,10 @@ export function titleOf(id) {
 
 export function describe(c) {
   switch (c.kind) {
-    case "move": return `“${titleOf(c.document_id)}” → ${folderLabel(folderKey(c.folder_id)) || `folder ${c.folder_id}`}`;
+    case "move": return `“${titleOf(c.document_id)}” → ${c.folder_id == null ? "not filed" : folderLabel(folderKey(c.folder_id)) || `folder ${c.folder_id}`}`;
+    case "folder_move": return `“${c.name}”`;
+    case "folder_delete": return `“${c.name}”`;
+    case "import": return `${(c.filed_document_ids || []).length} document(s) filed`;
     case "accept": {
       const made = c.created_folder_id != null && folderLabel(folderKey(c.created_folder_id));
       return made ? `“${made}”` : c.name ? `“${c.name}”` : "a proposed folder";

@@ -87,13 +87,11 @@ export function buildTree(base, ext) {
 
 export async function loadTree() {
   const started = performance.now();
-  const extPromise = !state.hasRecluster ? Promise.resolve(null)
-    : api("GET", "/api/tree/extended").catch((err) => {
-      // Without the recluster service the page is still a file manager, minus suggestions.
-      if (err.status === 404) state.hasRecluster = false;
-      else fail(err, "Could not load suggestions");
-      return null;
-    });
+  const extPromise = api("GET", "/api/tree/extended").catch((err) => {
+    // Without suggestions the page is still a file manager.
+    fail(err, "Could not load suggestions");
+    return null;
+  });
   const [base, ext] = await Promise.all([api("GET", "/api/folders/tree?include_documents=true"), extPromise]);
   const fetched = performance.now();
   state.tree = buildTree(base, ext);

@@ -25,7 +25,6 @@ export const state = {
   sessionLost: false,
   timings: null,         // of the last loadTree(), in ms (the speed test reads them)
   question: null,
-  hasRecluster: true,    // false when the recluster endpoints are not installed
 };
 
 export function pct(x) { return `${Math.round(100 * x)}%`; }

@@ -1,1 +1,1 @@
-"""Critiques of the extended tree and the MLB triples they become (DESIGN.md sec. 7)."""
+"""Critiques of the extended tree and the MLB triples they become (docs/architecture.md sec. 7)."""

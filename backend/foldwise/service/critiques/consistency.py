@@ -2,7 +2,8 @@
 
 Checked before a critique (or an undo) is stored: the explicit triples of every critique in
 force, the new ones, and the folder hierarchy restricted to the documents those triples name
-(a hierarchy with documents filed in folders implies triples among them, DESIGN.md sec. 3).
+(a hierarchy with documents filed in folders implies triples among them,
+docs/architecture.md sec. 3).
 Folder triples are added only among those named documents: contradictions need a triple that
 names the documents involved, and it keeps the check small (at most ``MAX_NAMED`` documents
 get folder triples; beyond that only direct contradictions with the folders are checked).

@@ -10,8 +10,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from foldwise.service.db import Base, utcnow
 
-CRITIQUE_KINDS = ("move", "accept", "rename", "reject", "closer", "not_in")
-
 
 class Critique(Base):
     """One thing the person said about a tree, with who, when and on which tree version.

@@ -35,7 +35,7 @@ def post_critique(
     """Critique the tree: file / move a document, accept / rename / reject a proposal, say a
     document is closer to one than to another, or that it does not belong in a proposal."""
     critique = service.create_critique(session=session, user=user, body=body)
-    session.commit()
+    session.commit()  # the debounced recluster is scheduled on commit (critiques/filing.py)
     return service.critique_read(session=session, critique=critique)
 
 
@@ -58,7 +58,7 @@ def list_critiques(
 def undo_critique(critique_id: int, user: CurrentUser, session: SessionDep) -> CritiqueUndone:
     """Undo a critique: its triples go, its filings are reverted where they can be."""
     result = service.undo_critique(session=session, user=user, critique_id=critique_id)
-    session.commit()
+    session.commit()  # the debounced recluster is scheduled on commit (critiques/filing.py)
     return result
 
 

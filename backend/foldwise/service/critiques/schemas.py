@@ -106,7 +106,10 @@ class CritiqueUndone(BaseModel):
     triples_removed: int
     documents_unfiled: int
     documents_restored: int
+    #: A folder the change made was deleted (it was empty).
     folder_deleted: bool
+    #: Folders a ``folder_delete`` removed that came back (with new ids).
+    folders_restored: int = 0
     notes: list[str]
 
 
@@ -123,7 +126,7 @@ class TripleRead(BaseModel):
 
 class FolderConstraintRead(BaseModel):
     """The implicit triples of one folder: every labeled member is closer to the others than
-    to any document outside (never materialised, DESIGN.md sec. 3)."""
+    to any document outside (never materialised, docs/architecture.md sec. 3)."""
 
     folder_id: int
     labeled_documents: int

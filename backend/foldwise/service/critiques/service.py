@@ -1,16 +1,16 @@
-"""Critiques: what the person says about a tree, turned into filings and triples (DESIGN.md
-sec. 7). Keyword-only functions; callers commit, then schedule the debounced recluster."""
+"""Critiques: what the person says about a tree, turned into filings and triples
+(docs/architecture.md, "Critiques"). Every one goes through :func:`filing.change`, like the
+other changes of where things are; callers commit (the debounced recluster follows)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from itertools import combinations
 from typing import Any
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from foldwise.service.critiques import consistency
+from foldwise.service.critiques import filing
 from foldwise.service.critiques.models import Critique, CritiqueTriple, RejectedGroup
 from foldwise.service.critiques.schemas import (
     AcceptCritique,
@@ -30,7 +30,6 @@ from foldwise.service.folders import service as folders
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster import tree
 from foldwise.service.recluster.models import TreeProposal
-from foldwise.service.recluster.service import bump_critique_seq, tree_state
 from foldwise.service.users.models import User
 
 #: A ``not_in`` critique states (p, q, d) for pairs of at most this many other members (the
@@ -40,18 +39,6 @@ NOT_IN_MAX_MEMBERS = 30
 Body = (
     MoveCritique | AcceptCritique | RenameCritique | RejectCritique | CloserCritique | NotInCritique
 )
-
-
-def triples_in_force(*, session: Session, user_id: int) -> dict[tuple[int, int, int], list[int]]:
-    """Explicit triples of critiques in force -> the critiques that stated them."""
-    out: dict[tuple[int, int, int], list[int]] = defaultdict(list)
-    for x, y, z, cid in session.execute(
-        select(CritiqueTriple.x, CritiqueTriple.y, CritiqueTriple.z, CritiqueTriple.critique_id)
-        .where(CritiqueTriple.user_id == user_id)
-        .order_by(CritiqueTriple.id)
-    ):
-        out[(x, y, z)].append(cid)
-    return dict(out)
 
 
 def _open_proposal(session: Session, user: User, key: str) -> tuple[TreeProposal, list[int]]:
@@ -86,19 +73,6 @@ def _open_proposal(session: Session, user: User, key: str) -> tuple[TreeProposal
     return proposal, members
 
 
-def _file(session: Session, docs: list[int], folder_id: int | None) -> dict[str, int | None]:
-    """File ``docs`` in ``folder_id``; returns {document id: previous folder} for undo."""
-    previous: dict[str, int | None] = {}
-    for doc_id in docs:
-        document = session.get(Document, doc_id)
-        if document is None:
-            continue
-        previous[str(doc_id)] = document.folder_id
-        document.folder_id = folder_id
-    session.flush()
-    return previous
-
-
 def _apply(
     session: Session, user: User, body: Body, critique: Critique
 ) -> list[tuple[int, int, int]]:
@@ -113,7 +87,10 @@ def _apply(
                 f"document {body.document_id} is already in folder {body.folder_id}"
             )
         critique.document_id, critique.folder_id = body.document_id, body.folder_id
-        undo = {"filed": _file(session, [document.id], body.folder_id), "target": body.folder_id}
+        undo = {
+            "filed": filing.file_documents(session, [document.id], body.folder_id),
+            "target": body.folder_id,
+        }
     elif isinstance(body, AcceptCritique | RenameCritique | RejectCritique):
         proposal, members = _open_proposal(session, user, body.proposal_id)
         critique.proposal_id = body.proposal_id
@@ -142,7 +119,7 @@ def _apply(
             created = folders.create_folder(session=session, user=user, name=name, parent_id=parent)
             critique.name, critique.folder_id = created.name, created.id
             undo = {
-                "filed": _file(session, members, created.id),
+                "filed": filing.file_documents(session, members, created.id),
                 "target": created.id,
                 "created_folder_id": created.id,
             }
@@ -178,25 +155,12 @@ def create_critique(*, session: Session, user: User, body: Body) -> Critique:
     Raises ``NotFoundError`` (unknown ids), ``InvalidInputError`` or ``ConflictError`` (e.g. it
     contradicts the triples in force; the message names them). The caller commits.
     """
-    state = tree_state(session=session, user_id=user.id)
-    critique = Critique(
-        user_id=user.id, author=user.name, kind=body.kind, tree_version=state.version
-    )
-    session.add(critique)
-    session.flush()  # its id: rejected groups and triples point at it
-    triples = _apply(session, user, body, critique)
-    consistency.check(
+    return filing.change(
         session=session,
-        user_id=user.id,
-        sources=triples_in_force(session=session, user_id=user.id),
-        new=triples,
+        user=user,
+        kind=body.kind,
+        apply=lambda critique: _apply(session, user, body, critique),
     )
-    session.flush()
-    for x, y, z in triples:
-        session.add(CritiqueTriple(critique_id=critique.id, user_id=user.id, x=x, y=y, z=z))
-    bump_critique_seq(session=session, user_id=user.id)
-    session.flush()
-    return critique
 
 
 def get_critique(*, session: Session, user: User, critique_id: int) -> Critique:
@@ -208,96 +172,59 @@ def get_critique(*, session: Session, user: User, critique_id: int) -> Critique:
 
 
 def undo_critique(*, session: Session, user: User, critique_id: int) -> CritiqueUndone:
-    """Undo a critique: remove its triples, put back what it filed where it can.
+    """Undo a history entry: remove its triples, put back what it changed where it can.
 
-    A document is put back only if it is still where the critique put it (the person may have
-    moved it since: then it stays, and a note says so). A folder made by accept / rename is
-    deleted only if it ended up empty and without subfolders.
+    A document (or folder) is put back only if it is still where the entry put it (the person
+    may have moved it since: then it stays, and a note says so). Folders the entry made are
+    deleted only if they ended up empty and without subfolders; folders it deleted come back
+    (with new ids) unless their name is taken there since.
     """
     critique = get_critique(session=session, user=user, critique_id=critique_id)
     if critique.undone_at is not None:
         raise ConflictError(f"critique {critique_id} was already undone")
-    undo = critique.undo or {}
-    if undo.get("undoable") is False:
-        raise ConflictError(
-            f"a {critique.kind} cannot be undone here: "
-            + (
-                "create the folder again"
-                if critique.kind == "delete_folder"
-                else "delete the imported folders or documents instead"
-            )
-        )
     notes: list[str] = []
-    if "folder" in undo:  # move_folder: back under its old parent, if nothing moved it since
-        _undo_folder_move(session, user, undo, notes)
     removed = session.execute(
         delete(CritiqueTriple).where(CritiqueTriple.critique_id == critique.id)
     ).rowcount  # type: ignore[attr-defined]
     session.execute(delete(RejectedGroup).where(RejectedGroup.critique_id == critique.id))
-    target = undo.get("target")
+    undo = critique.undo or {}
+    remap = filing.restore_folders(session, user, undo.get("deleted_folders") or [], notes)
+    if undo.get("moved_folder"):
+        filing.revert_folder_move(session, undo["moved_folder"], notes)
+    targets = undo.get("targets") or {}
     unfiled = restored = 0
     for doc_id, previous in (undo.get("filed") or {}).items():
         document = session.get(Document, int(doc_id))
         if document is None:
             continue
-        if document.folder_id != target:
+        if document.folder_id != targets.get(doc_id, undo.get("target")):
             notes.append(f"document {doc_id} was moved since; left where it is")
             continue
+        if previous is not None:
+            previous = remap.get(previous, previous)
+            if session.get(Folder, previous) is None:
+                notes.append(f"document {doc_id} stays: its old folder is gone")
+                continue
         document.folder_id = previous
         if previous is None:
             unfiled += 1
         else:
             restored += 1
     session.flush()
-    folder_deleted = False
-    created = undo.get("created_folder_id")
-    if created is not None:
-        folder = session.get(Folder, created)
-        if folder is not None:
-            docs = session.scalar(
-                select(func.count()).select_from(Document).where(Document.folder_id == created)
-            )
-            subs = session.scalar(
-                select(func.count()).select_from(Folder).where(Folder.parent_id == created)
-            )
-            if docs or subs:
-                notes.append(f"folder {created} is kept: it holds documents or folders added since")
-            else:
-                session.delete(folder)
-                folder_deleted = True
+    created = list(undo.get("created_folder_ids") or [])
+    if undo.get("created_folder_id") is not None:
+        created.append(undo["created_folder_id"])
+    deleted = [f for f in reversed(created) if filing.delete_if_empty(session, f, notes)]
     critique.undone_at = utcnow()
-    session.flush()
-    consistency.check(
-        session=session,
-        user_id=user.id,
-        sources=triples_in_force(session=session, user_id=user.id),
-        new=[],
-    )
-    bump_critique_seq(session=session, user_id=user.id)
+    filing.after_change(session=session, user_id=user.id)
     return CritiqueUndone(
         id=critique.id,
         triples_removed=removed,
         documents_unfiled=unfiled,
         documents_restored=restored,
-        folder_deleted=folder_deleted,
+        folder_deleted=bool(deleted),
+        folders_restored=len(remap),
         notes=notes,
-    )
-
-
-def _undo_folder_move(session: Session, user: User, undo: dict[str, Any], notes: list[str]) -> None:
-    folder = session.get(Folder, int(undo["folder"]))
-    if folder is None or folder.user_id != user.id:
-        notes.append(f"folder {undo['folder']} was deleted since")
-        return
-    if folder.parent_id != undo.get("target"):
-        notes.append(f"folder {folder.id} was moved since; left where it is")
-        return
-    previous = undo.get("parent")
-    if previous is not None and session.get(Folder, int(previous)) is None:
-        notes.append(f"its old parent {previous} was deleted; left where it is")
-        return
-    folders.update_folder(
-        session=session, user=user, folder_id=folder.id, move=True, parent_id=previous
     )
 
 

@@ -8,9 +8,9 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from foldwise.core import TripleSet
+from foldwise.service.critiques.filing import triples_in_force
 from foldwise.service.critiques.models import Critique
 from foldwise.service.critiques.schemas import FolderConstraintRead, TripleRead, TriplesRead
-from foldwise.service.critiques.service import triples_in_force
 from foldwise.service.documents.models import Document
 from foldwise.service.users.models import User
 

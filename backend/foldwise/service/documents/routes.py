@@ -8,7 +8,6 @@ from fastapi import APIRouter, File, Form, Query, Response, UploadFile, status
 from fastapi.responses import FileResponse
 
 from foldwise.service.config import SettingsDep
-from foldwise.service.critiques import filing
 from foldwise.service.db import SessionDep
 from foldwise.service.documents import service
 from foldwise.service.documents.schemas import (
@@ -18,7 +17,6 @@ from foldwise.service.documents.schemas import (
     DocumentPage,
     DocumentRead,
     DocumentSummary,
-    DocumentUpdate,
     IngestResult,
 )
 from foldwise.service.errors import InvalidInputError, NotFoundError, TooLargeError
@@ -34,7 +32,8 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _read(session: SessionDep, document: service.Document) -> DocumentRead:
+def document_read(session: SessionDep, document: service.Document) -> DocumentRead:
+    """The API view of ``document``, with its folder path."""
     path = service.folder_path_of(session=session, document=document)
     return DocumentRead.model_validate(document).model_copy(update={"folder_path": path})
 
@@ -191,7 +190,9 @@ def list_documents(
 @router.get("/{document_id}", response_model=DocumentRead, responses={404: _ERRORS[404]})
 def get_document(document_id: int, user: CurrentUser, session: SessionDep) -> DocumentRead:
     """One document with its text."""
-    return _read(session, service.get_document(session=session, user=user, document_id=document_id))
+    return document_read(
+        session, service.get_document(session=session, user=user, document_id=document_id)
+    )
 
 
 @router.get(
@@ -206,26 +207,6 @@ def download(document_id: int, user: CurrentUser, session: SessionDep) -> FileRe
     if not path.is_file():
         raise NotFoundError(f"the file of document {document_id} is missing from the blob store")
     return FileResponse(path, media_type=document.media_type, filename=document.filename)
-
-
-@router.patch("/{document_id}", response_model=DocumentRead, responses=_ERRORS)
-def update_document(
-    document_id: int, body: DocumentUpdate, user: CurrentUser, session: SessionDep
-) -> DocumentRead:
-    """Retitle and/or file a document (``"folder_id": null`` unfiles it).
-
-    Filing goes through the one filing operation (``critiques.filing``): the same checks,
-    history, undo and recluster as a ``move`` critique; a contradiction is a 409.
-    """
-    document = service.update_document(
-        session=session, user=user, document_id=document_id, title=body.title
-    )
-    if "folder_id" in body.model_fields_set:
-        filing.file_document(
-            session=session, user=user, document_id=document_id, folder_id=body.folder_id
-        )
-    session.commit()
-    return _read(session, document)
 
 
 @router.delete("/{document_id}", status_code=204, responses={404: _ERRORS[404]})

@@ -257,9 +257,13 @@ def get_document(*, session: Session, user: User, document_id: int) -> Document:
 
 
 def update_document(
-    *, session: Session, user: User, document_id: int, title: str | None = None
+    *,
+    session: Session,
+    user: User,
+    document_id: int,
+    title: str | None = None,
 ) -> Document:
-    """Retitle a document. Filing it is a filing change: ``critiques.filing.file_document``."""
+    """Retitle a document. Filing it elsewhere is ``critiques.filing.move_document``."""
     document = get_document(session=session, user=user, document_id=document_id)
     if title is not None:
         if not title.strip():

@@ -7,7 +7,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response, status
 
 from foldwise.service.config import SettingsDep
-from foldwise.service.critiques import filing
 from foldwise.service.db import SessionDep
 from foldwise.service.documents import service as documents
 from foldwise.service.documents.schemas import DocumentPage
@@ -15,9 +14,7 @@ from foldwise.service.folders import service
 from foldwise.service.folders.models import Folder
 from foldwise.service.folders.schemas import (
     FolderCreate,
-    FolderDeleted,
     FolderRead,
-    FolderUpdate,
     Tree,
 )
 from foldwise.service.users.auth import CurrentUser
@@ -31,7 +28,8 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def _read(session: SessionDep, folder: Folder) -> FolderRead:
+def folder_read(session: SessionDep, folder: Folder) -> FolderRead:
+    """The API view of ``folder``, with its path."""
     return FolderRead(
         id=folder.id,
         name=folder.name,
@@ -77,45 +75,13 @@ def create_folder(body: FolderCreate, user: CurrentUser, session: SessionDep) ->
         session=session, user=user, name=body.name, parent_id=body.parent_id
     )
     session.commit()
-    return _read(session, folder)
+    return folder_read(session, folder)
 
 
 @router.get("/{folder_id}", response_model=FolderRead, responses={404: _ERRORS[404]})
 def get_folder(folder_id: int, user: CurrentUser, session: SessionDep) -> FolderRead:
     """One folder with its path."""
-    return _read(session, service.get_folder(session=session, user=user, folder_id=folder_id))
-
-
-@router.patch("/{folder_id}", response_model=FolderRead, responses=_ERRORS)
-def update_folder(
-    folder_id: int, body: FolderUpdate, user: CurrentUser, session: SessionDep
-) -> FolderRead:
-    """Rename and/or move (``"parent_id": null`` moves to the top level; cycles are refused)."""
-    folder, _ = filing.move_folder(
-        session=session,
-        user=user,
-        folder_id=folder_id,
-        name=body.name,
-        move="parent_id" in body.model_fields_set,
-        parent_id=body.parent_id,
-    )
-    session.commit()
-    return _read(session, folder)
-
-
-@router.delete("/{folder_id}", response_model=FolderDeleted, responses=_ERRORS)
-def delete_folder(
-    folder_id: int, user: CurrentUser, session: SessionDep, recursive: bool = False
-) -> FolderDeleted:
-    """Delete a folder; its documents become unfiled, never deleted.
-
-    A folder with subfolders needs ``recursive=true`` (the whole subtree goes).
-    """
-    folders, unfiled = filing.delete_folder(
-        session=session, user=user, folder_id=folder_id, recursive=recursive
-    )
-    session.commit()
-    return FolderDeleted(folders_deleted=folders, documents_unfiled=unfiled)
+    return folder_read(session, service.get_folder(session=session, user=user, folder_id=folder_id))
 
 
 @router.get("/{folder_id}/documents", response_model=DocumentPage, responses={404: _ERRORS[404]})

@@ -122,7 +122,8 @@ def _children_of(*, session: Session, user: User) -> dict[int | None, list[int]]
     return children
 
 
-def _subtree_ids(*, session: Session, user: User, root_id: int) -> list[int]:
+def subtree_ids(*, session: Session, user: User, root_id: int) -> list[int]:
+    """``root_id`` and the folders under it, every parent before its children."""
     children = _children_of(session=session, user=user)
     out, stack = [], [root_id]
     while stack:
@@ -130,12 +131,6 @@ def _subtree_ids(*, session: Session, user: User, root_id: int) -> list[int]:
         out.append(fid)
         stack.extend(children[fid])
     return out
-
-
-def subtree_ids(*, session: Session, user: User, folder_id: int) -> list[int]:
-    """Ids of folder ``folder_id`` (the user's; ``NotFoundError`` otherwise) and all below it."""
-    folder = get_folder(session=session, user=user, folder_id=folder_id)
-    return _subtree_ids(session=session, user=user, root_id=folder.id)
 
 
 def _subtree_height(*, session: Session, user: User, folder: Folder) -> int:
@@ -187,7 +182,7 @@ def delete_folder(
     the whole subtree goes. Returns (folders deleted, documents unfiled).
     """
     folder = get_folder(session=session, user=user, folder_id=folder_id)
-    ids = _subtree_ids(session=session, user=user, root_id=folder.id)
+    ids = subtree_ids(session=session, user=user, root_id=folder.id)
     if len(ids) > 1 and not recursive:
         raise ConflictError(
             f"folder {folder_id} has {len(ids) - 1} subfolder(s); "

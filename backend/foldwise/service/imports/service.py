@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from foldwise.service.critiques import filing
+from foldwise.service.critiques.models import Critique
 from foldwise.service.db import settings_of
 from foldwise.service.documents import service as documents
 from foldwise.service.errors import InvalidInputError, ServiceError
@@ -20,7 +22,9 @@ def import_listing(
 
     Folders that exist already (same name, same parent) are reused, so importing twice adds
     nothing new. Files directly in the archive's root go into ``parent_id`` (unfiled when
-    ``None``). Every document is extracted before anything is written; the caller commits.
+    ``None``). Every document is extracted before anything is written. The import is one
+    ``import`` entry in the history (undo unfiles what it filed and removes the folders it made
+    that are still empty); the caller commits.
     """
     cfg = settings_of(session)
     parent = (
@@ -45,33 +49,67 @@ def import_listing(
             raise
         prepared.append((entry.folders, doc))
 
+    counts: dict[str, int] = {}
+
+    def apply(critique: Critique) -> list[tuple[int, int, int]]:
+        ids, made, reused = _make_folders(session, user, parent_id, [p for p, _ in prepared])
+        results = documents.store_many(
+            session=session, user=user, items=[(doc, ids[path]) for path, doc in prepared]
+        )
+        # Only documents this import stored (not duplicates) are its filings.
+        filed = {
+            str(doc.id): ids[path]
+            for (path, _), (doc, duplicate) in zip(prepared, results, strict=True)
+            if not duplicate and ids[path] is not None
+        }
+        critique.folder_id = parent_id
+        critique.undo = {
+            "filed": dict.fromkeys(filed),
+            "targets": filed,
+            "created_folder_ids": made,
+        }
+        counts.update(
+            created=len(made),
+            reused=reused,
+            duplicates=sum(1 for _, duplicate in results if duplicate),
+            stored=sum(1 for _, duplicate in results if not duplicate),
+        )
+        return []
+
+    filing.change(session=session, user=user, kind="import", apply=apply)
+    return ImportReport(
+        folders_created=counts["created"],
+        folders_reused=counts["reused"],
+        documents_created=counts["stored"],
+        duplicates=counts["duplicates"],
+        skipped=listing.skipped,
+    )
+
+
+def _make_folders(
+    session: Session, user: User, parent_id: int | None, paths: list[tuple[str, ...]]
+) -> tuple[dict[tuple[str, ...], int | None], list[int], int]:
+    """Find or create the folders of ``paths`` under ``parent_id``.
+
+    Returns ({path: folder id}, ids of folders created (parents first), folders reused).
+    """
     ids: dict[tuple[str, ...], int | None] = {(): parent_id}
-    created = reused = 0
-    for path, _ in prepared:
+    made: list[int] = []
+    reused = 0
+    for path in paths:
         for depth in range(1, len(path) + 1):
             key = path[:depth]
             if key in ids:
                 continue
             name = folders.clean_name(key[-1])
-            parent_key = ids[key[:-1]]
-            found = folders.find_child(session=session, user=user, parent_id=parent_key, name=name)
+            parent = ids[key[:-1]]
+            found = folders.find_child(session=session, user=user, parent_id=parent, name=name)
             if found is None:
                 found = folders.create_folder(
-                    session=session, user=user, name=name, parent_id=parent_key
+                    session=session, user=user, name=name, parent_id=parent
                 )
-                created += 1
+                made.append(found.id)
             else:
                 reused += 1
             ids[key] = found.id
-    results = documents.store_many(
-        session=session, user=user, items=[(doc, ids[path]) for path, doc in prepared]
-    )
-    duplicates = sum(1 for _, duplicate in results if duplicate)
-    new_docs = len(results) - duplicates
-    return ImportReport(
-        folders_created=created,
-        folders_reused=reused,
-        documents_created=new_docs,
-        duplicates=duplicates,
-        skipped=listing.skipped,
-    )
+    return ids, made, reused

@@ -1,1 +1,2 @@
-"""Background reclustering: jobs, tree versions and the extended tree (DESIGN.md sec. 6, 9)."""
+"""Background reclustering: jobs, tree versions and the extended tree (docs/architecture.md
+sec. 6, 9)."""

@@ -1,4 +1,4 @@
-"""The one seam between the service and the clustering core (DESIGN.md sec. 2).
+"""The one seam between the service and the clustering core (docs/architecture.md sec. 2).
 
 DB rows -> core inputs (:func:`load_inputs`: exemplars per folder + unfiled documents, labels
 as folder paths, explicit triples as indices); core outputs -> rows (:func:`compute` returns
@@ -91,13 +91,9 @@ METHODS: dict[str, Callable[[ReclusterSettings, Progress], Any]] = {
     "bihac": _bihac_family(core.BiHAC),
     "ihac": _ihac,
     "hac": lambda options, report: core.HAC(),
+    "divisive": lambda options, report: _WithoutTriples(core.ConstrainedDivisive()),
+    "ggm": lambda options, report: _WithoutTriples(core.ProbabilisticHierarchy(random_state=0)),
 }
-if hasattr(core, "ConstrainedDivisive"):
-    METHODS["divisive"] = lambda options, report: _WithoutTriples(core.ConstrainedDivisive())
-if hasattr(core, "ProbabilisticHierarchy"):
-    METHODS["ggm"] = lambda options, report: _WithoutTriples(
-        core.ProbabilisticHierarchy(random_state=0)
-    )
 
 
 def available_methods() -> list[str]:
@@ -208,8 +204,8 @@ def load_inputs(
     :func:`stable_order`) train the placement model: in a real archive folders hold many
     filed documents, and a classifier on all of them is the bar to beat. The first
     ``CENTROID_SAMPLE`` of them define the centroid; the ``exemplars_nearest`` nearest to it
-    plus ``exemplars_random`` others join the dendrogram (docs/recluster.md), so its n grows
-    with new documents and folders, not with the archive. Documents named by explicit
+    plus ``exemplars_random`` others join the dendrogram (docs/architecture.md sec. 5), so
+    its n grows with new documents and folders, not with the archive. Documents named by explicit
     triples always join, so that every triple applies. ``seed`` must depend on the input
     only (the user), so that an unchanged input gives an unchanged tree.
     """

@@ -1,4 +1,4 @@
-"""Automatic reclusters: new unfiled documents and critiques schedule one, debounced.
+"""Automatic reclusters: new unfiled documents and filing changes schedule one, debounced.
 
 The hook watches sessions rather than being called from each ingestion path (JSON post,
 upload, batch, import, CLI), so no path can forget it; it acts only after the commit, so a
@@ -35,6 +35,12 @@ def _after_flush(session: Session, _context: Any) -> None:
     } | {obj.user_id for obj in session.dirty if isinstance(obj, Critique)}
     if users:
         session.info.setdefault(_KEY, set()).update(users)
+
+
+def request_recluster(session: Session, user_id: int) -> None:
+    """Schedule ``user_id``'s debounced recluster once ``session`` commits (changes of where
+    documents and folders are: critiques/filing.py)."""
+    session.info.setdefault(_KEY, set()).add(user_id)
 
 
 def _after_commit(session: Session) -> None:

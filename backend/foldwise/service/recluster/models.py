@@ -10,7 +10,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from foldwise.service.db import Base, utcnow
 
-JOB_STATES = ("queued", "running", "done", "failed", "stale")
 FINAL_STATES = frozenset({"done", "failed", "stale"})
 
 

@@ -1,7 +1,7 @@
 """Where recluster jobs run: one queue, one session factory and one set of options per settings.
 
 The app, the worker and the document / critique hooks all find the same :class:`Runtime` for a
-``Settings`` object. The global settings use the global ``foldwise.service.queue.huey`` (so
+``Settings`` object. The global settings use ``foldwise.service.queue.default_huey()`` (so
 ``foldwise serve`` and ``foldwise worker`` share the tasks registered by
 ``foldwise.service.tasks``); any other settings (tests, benchmarks) get their own Huey on their
 own data directory or Redis name, with the same task code.
@@ -23,7 +23,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from foldwise.service import db
 from foldwise.service import queue as queues
 from foldwise.service.config import Settings, SettingsDep, settings
-from foldwise.service.recluster.settings import ReclusterSettings, recluster_settings
+from foldwise.service.recluster.settings import ReclusterSettings
 
 
 @dataclass
@@ -117,7 +117,7 @@ def runtime_for(
         rt = _runtimes.get(id(cfg))
         if rt is None or rt.settings is not cfg:
             if cfg is settings:
-                queue, factory = queues.huey, db.SessionLocal
+                queue, factory = queues.default_huey(), db.default_sessions()
             else:
                 queue = queues.make_huey(cfg)
                 owned = engine is None
@@ -125,7 +125,7 @@ def runtime_for(
                 factory.kw["info"]["owns_engine"] = owned
             rt = Runtime(
                 settings=cfg,
-                options=options or recluster_settings,
+                options=options or cfg.recluster,
                 queue=queue,
                 sessions=sessions or factory,
             )

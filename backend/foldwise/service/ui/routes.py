@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, Form, Request, status
@@ -23,13 +22,14 @@ from foldwise.service.config import SettingsDep
 from foldwise.service.db import SessionDep
 from foldwise.service.documents import service as documents
 from foldwise.service.errors import ServiceError
+from foldwise.service.resources import shipped
 from foldwise.service.ui import quality, similar
 from foldwise.service.users import auth
 from foldwise.service.users import service as users
 from foldwise.service.users.auth import CurrentUser
 from foldwise.service.users.models import User
 
-FRONTEND_DIR = Path(__file__).resolve().parents[4] / "frontend"
+FRONTEND_DIR = shipped("frontend")
 TEMPLATES = Jinja2Templates(directory=FRONTEND_DIR / "templates")
 STATIC_DIR = FRONTEND_DIR / "static"
 
