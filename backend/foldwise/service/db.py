@@ -86,9 +86,10 @@ def make_engine(url: str) -> Engine:
     parsed = make_url(url)
     pool = {"pool_size": POOL_SIZE, "max_overflow": POOL_OVERFLOW}
     if parsed.get_backend_name() == "sqlite":
-        memory = not parsed.database or parsed.database == ":memory:"
+        database = parsed.database or ":memory:"
+        memory = database == ":memory:"
         if not memory:
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
             url, connect_args={"check_same_thread": False}, **({} if memory else pool)
         )

@@ -172,7 +172,7 @@ def _critique_inputs(
     answers = [
         (int(a), int(b), int(c))
         for kind, _, _, a, b, c in rows
-        if kind == "closer" and None not in (a, b, c)
+        if kind == "closer" and a is not None and b is not None and c is not None
     ]
     keys = {str(p) for kind, _, p, *_ in rows if kind == "not_in" and p}
     members = (
@@ -388,7 +388,9 @@ def _core_tree(
     in_tree = set(inputs.rows)
     folder_of_row = {r: f for f, rows in inputs.centroid_rows.items() for r in rows}
     extra = sorted(r for r in folder_of_row if r not in in_tree)
-    answered = [(r, f) for r, f in inputs.answered if f in inputs.paths]
+    answered = [
+        (r, f) for r, f in inputs.answered if f in inputs.paths and options.answer_weight > 0
+    ]
     X_place = inputs.X_place if inputs.X_place is not None else inputs.X_all
     fit_rows = list(inputs.rows) + extra + [r for r, _ in answered]
     X_fit = X_place[fit_rows]
@@ -422,6 +424,7 @@ def _core_tree(
         existing_folders=[inputs.paths[f] for f in inputs.folders],
         placement=model,
         placement_features=X_place[inputs.rows],
+        novelty_quantile=options.novelty_quantile,
     )
 
     existing = {inputs.paths[f] for f in inputs.folders}
