@@ -481,7 +481,7 @@ class FolderPlacement(BaseEstimator):
         P = self.predict_proba(X)
         return [self.folders_[j] for j in P.argmax(axis=1)]
 
-    def is_novel(self, X: Matrix, quantile: float = 0.1) -> NDArray[np.bool_]:
+    def is_novel(self, X: Matrix, quantile: float = 0.25) -> NDArray[np.bool_]:
         """Whether each row's top decision value is below the ``quantile`` of the held-out
         documents of known folders, shape (n_docs,): no folder's SVM accepts it as well as
         it accepts all but ``quantile`` of that folder's own unseen documents.
