@@ -158,7 +158,7 @@ def extended_tree(
     existing_folders: Sequence[FolderPath] | None = None,
     placement: FolderPlacement | None = None,
     placement_features: sp.spmatrix | NDArray[np.floating] | None = None,
-    novelty_quantile: float = 0.25,
+    novelty_quantile: float | None = None,
     refinements: bool = False,
     min_proposal_size: int = 5,
     max_labeled_share: float = 0.1,
@@ -189,12 +189,12 @@ def extended_tree(
         The placement model's own document rows, aligned with ``X``. A classifier gains from
         a larger vocabulary than the clustering needs (rare terms separate folders; they only
         add noise to a dendrogram's cosines), so the two may differ.
-    novelty_quantile : float, default=0.25
+    novelty_quantile : float, optional
         A new document may join a new-topic proposal only if the placement model rejects it:
         its top decision value is below this quantile of held-out documents of existing
-        folders (``FolderPlacement.is_novel``). About this share of the new documents of
-        existing folders are eligible, whatever the collection; a known document pulled into
-        a proposal is a wrong placement for the person.
+        folders (``FolderPlacement.is_novel``; by default its ``novelty_quantile()``, from the
+        folder sizes). A known document pulled into a proposal is a wrong placement for the
+        person.
     refinements : bool, default=False
         Also propose subfolders for sub-topics of a folder the model files confidently in it
         (001 Fig. 1 B, C; ``_proposals._refinements``). Off: on a corpus with many filed

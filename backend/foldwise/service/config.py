@@ -53,8 +53,9 @@ class ReclusterSettings(BaseSettings):
     #: sibling of b's folder). The answer's triple still rules out c's branch for a.
     answer_weight: float = Field(default=0.0, ge=0)
     #: A new document joins a new-topic proposal only if its top SVM decision value is below
-    #: this quantile of held-out documents of existing folders (core ``is_novel``).
-    novelty_quantile: float = Field(default=0.25, gt=0, le=1)
+    #: this quantile of held-out documents of existing folders (core ``is_novel``); unset:
+    #: from the folder sizes (``FolderPlacement.novelty_quantile``).
+    novelty_quantile: float | None = Field(default=None, gt=0, le=1)
     #: At most this many unfiled documents per recluster (the newest are kept).
     max_unfiled: int = Field(default=5000, ge=1)
     #: biHAC's learning rate and run limits (000 sec. 4; the paper's values).
