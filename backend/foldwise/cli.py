@@ -24,7 +24,9 @@ def _register() -> None:
     from foldwise.bench.cli import register as register_bench
 
     register_bench(app)
-    from foldwise.service.cli import register as register_service; register_service(app)  # noqa: E702, I001
+    from foldwise.service.cli import register as register_service
+
+    register_service(app)
 
 
 _register()

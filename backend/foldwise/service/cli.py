@@ -12,6 +12,23 @@ def _echo_err(message: str) -> None:
     typer.echo(message, err=True)
 
 
+def _reclaim_crashed_writes() -> None:
+    """Remove what crashed processes wrote and never committed, saying so if anything."""
+    from sqlalchemy.exc import DBAPIError
+
+    from foldwise.service.db import SessionLocal
+    from foldwise.service.documents.service import reclaim_crashed_writes
+
+    try:
+        with SessionLocal() as session:
+            removed = reclaim_crashed_writes(session=session)
+    except DBAPIError as exc:  # e.g. a worker started before the API migrated the database
+        _echo_err(f"left files of crashed processes for later: {exc.orig!r}")
+        return
+    if removed:
+        _echo_err(f"removed {removed} file(s) that crashed processes wrote and never committed")
+
+
 def _user_or_exit(session: Any, name: str) -> Any:
     """The user called ``name``, or exit 1 with one line on stderr."""
     from foldwise.service.users import service
@@ -48,6 +65,7 @@ def register(app: typer.Typer) -> None:
 
         if migrate:
             migrations.upgrade()
+        _reclaim_crashed_writes()
         embedded = None
         if worker:
             load_task_modules(settings)
@@ -66,6 +84,7 @@ def register(app: typer.Typer) -> None:
         from foldwise.service.queue import default_huey, load_task_modules, run_worker
 
         loaded = load_task_modules(settings)
+        _reclaim_crashed_writes()
         _echo_err(f"worker on {'redis' if settings.redis_url else 'sqlite'}; tasks from {loaded}")
         run_worker(default_huey(), workers=threads)
 
@@ -91,6 +110,8 @@ def register(app: typer.Typer) -> None:
         from foldwise.service.db import SessionLocal
         from foldwise.service.documents.service import collect_blobs
 
+        if not dry_run:
+            _reclaim_crashed_writes()
         with SessionLocal() as session:
             count = collect_blobs(
                 session=session, min_age_seconds=60 * min_age_minutes, dry_run=dry_run

@@ -9,6 +9,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from foldwise.service.documents.writers import WRITERS_DIR, writer_for
+
 
 def content_hash(data: bytes) -> str:
     """SHA-256 hex of ``data``: the document's identity and its blob's name."""
@@ -19,8 +21,9 @@ class BlobStore:
     """Content-addressed files under ``root``: ``ab/cd/abcd...``.
 
     A blob is written to a temporary file in its final directory, flushed to disk and then
-    renamed into place, so a reader never sees a partial file, and a crash leaves at most a
-    stray temporary file. Identical content shares one blob (also across users).
+    renamed into place, so a reader never sees a partial file. Identical content shares one
+    blob (also across users). Every path is journalled first by this process's writer
+    (``writers.py``), so what a crashed process wrote and never committed can be removed.
     """
 
     def __init__(self, root: Path) -> None:
@@ -50,10 +53,13 @@ class BlobStore:
         digest = digest or content_hash(data)
         relative = self.relative_path(digest)
         target = self.path(relative)
+        writer = writer_for(self.root)
+        writer.record([relative])
         if self._touch(target):
+            writer.written()
             return relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=writer.temp_prefix)
         try:
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
@@ -63,6 +69,7 @@ class BlobStore:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+        writer.written()
         return relative
 
     def put_many(self, blobs: dict[str, bytes]) -> dict[str, str]:
@@ -73,18 +80,21 @@ class BlobStore:
         file, which is most of the cost of a batch (about 10x on ext4).
         """
         paths = {digest: self.relative_path(digest) for digest in blobs}
+        writer = writer_for(self.root)
+        writer.record(paths.values())
         todo = []
         for digest in blobs:
             if not self._touch(self.path(paths[digest])):
                 todo.append(digest)
         if not todo:
+            writer.written()
             return paths
         temps: dict[str, tuple[int, str]] = {}
         try:
             for digest in todo:
                 target = self.path(paths[digest])
                 target.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-")
+                fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=writer.temp_prefix)
                 temps[digest] = (fd, tmp)
                 view = memoryview(blobs[digest])
                 while view:
@@ -97,6 +107,7 @@ class BlobStore:
             for fd, tmp in temps.values():
                 os.close(fd)
                 Path(tmp).unlink(missing_ok=True)  # no-op once renamed into place
+        writer.written()
         return paths
 
     def collect(self, referenced: set[str], min_age_seconds: float, dry_run: bool = False) -> int:
@@ -108,6 +119,8 @@ class BlobStore:
             if not path.is_file():
                 continue
             relative = path.relative_to(self.root).as_posix()
+            if relative.startswith(f"{WRITERS_DIR}/"):  # locks and journals of writers
+                continue
             if relative in referenced or path.stat().st_mtime > cutoff:
                 continue
             if not dry_run:

@@ -13,6 +13,7 @@ from foldwise.service.db import settings_of
 from foldwise.service.documents import extract as extraction
 from foldwise.service.documents.blobs import BlobStore, content_hash
 from foldwise.service.documents.models import Document
+from foldwise.service.documents.writers import reclaim_dead_writers
 from foldwise.service.errors import InvalidInputError, NotFoundError, TooLargeError
 from foldwise.service.folders.models import Folder
 from foldwise.service.folders.service import get_folder
@@ -323,3 +324,23 @@ def collect_blobs(*, session: Session, min_age_seconds: float = 3600, dry_run: b
     requests) and that are older than ``min_age_seconds``; returns how many."""
     referenced = set(session.scalars(select(Document.blob_path).distinct()))
     return blob_store(session).collect(referenced, min_age_seconds, dry_run=dry_run)
+
+
+def reclaim_crashed_writes(*, session: Session) -> int:
+    """Remove the blobs and temporary files that processes which died (kill -9, OOM, power)
+    wrote and never committed; returns how many files went. Run at start-up; safe while
+    other processes write (``writers.py``)."""
+
+    def referenced(paths: set[str]) -> set[str]:
+        found: set[str] = set()
+        ordered = sorted(paths)
+        for start in range(0, len(ordered), 500):  # keep IN lists short
+            chunk = ordered[start : start + 500]
+            found.update(
+                session.scalars(
+                    select(Document.blob_path).where(Document.blob_path.in_(chunk)).distinct()
+                )
+            )
+        return found
+
+    return reclaim_dead_writers(blob_store(session).root, referenced)

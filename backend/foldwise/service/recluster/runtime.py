@@ -49,7 +49,6 @@ class Runtime:
         else:
             self.run_task(job_id)
 
-
     def request_auto(self, user_id: int) -> None:
         """Ask the worker to schedule a debounced automatic recluster for ``user_id``.
 
