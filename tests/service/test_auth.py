@@ -76,11 +76,24 @@ def test_json_login_session_and_csrf(client: TestClient, api: Api) -> None:
     assert client.get("/api/users/me").status_code == 401
 
 
+def _login_form_token(client: TestClient) -> str:
+    """The login CSRF token of a freshly loaded login page (its cookie is now in ``client``)."""
+    page = client.get("/login")
+    token = client.cookies.get("foldwise_login_csrf")
+    assert token and f'value="{token}"' in page.text
+    return token
+
+
 def test_form_login_redirects_and_form_posts_carry_csrf_field(client: TestClient, api: Api) -> None:
     api.user("alice", password="pw")
     login = client.post(
         "/auth/login",
-        data={"name": "alice", "password": "pw", "next": "/tree"},
+        data={
+            "name": "alice",
+            "password": "pw",
+            "next": "/tree",
+            "csrf_token": _login_form_token(client),
+        },
         follow_redirects=False,
     )
     assert login.status_code == 303
@@ -100,10 +113,57 @@ def test_open_redirect_is_not_followed(client: TestClient, api: Api) -> None:
     api.user("alice", password="pw")
     login = client.post(
         "/auth/login",
-        data={"name": "alice", "password": "pw", "next": "//evil.example"},
+        data={
+            "name": "alice",
+            "password": "pw",
+            "next": "//evil.example",
+            "csrf_token": _login_form_token(client),
+        },
         follow_redirects=False,
     )
     assert login.status_code == 200  # a JSON answer, not a redirect elsewhere
+
+
+@pytest.mark.parametrize("path", ["/auth/login", "/login"])
+def test_a_login_form_from_another_site_is_refused(client: TestClient, api: Api, path: str) -> None:
+    """Login CSRF: without the token of our own login page, a form post starts no session."""
+    api.user("mallory", password="pw")
+    fields = {"name": "mallory", "password": "pw"}
+    no_token = client.post(path, data=fields, follow_redirects=False)
+    assert no_token.status_code == 403
+    assert "foldwise_session" not in no_token.headers.get("set-cookie", "")
+    _login_form_token(client)
+    forged = client.post(path, data={**fields, "csrf_token": "guessed"}, follow_redirects=False)
+    assert forged.status_code == 403
+    cross_site = client.post(
+        path,
+        data={**fields, "csrf_token": client.cookies.get("foldwise_login_csrf")},
+        headers={"Sec-Fetch-Site": "cross-site"},
+        follow_redirects=False,
+    )
+    assert cross_site.status_code == 403
+    assert client.get("/api/users/me").status_code == 401
+    own = client.post(
+        path,
+        data={**fields, "csrf_token": client.cookies.get("foldwise_login_csrf")},
+        follow_redirects=False,
+    )
+    assert own.status_code in (200, 303)
+    assert client.get("/api/users/me").json()["name"] == "mallory"
+
+
+def test_a_json_login_needs_a_json_content_type(client: TestClient, api: Api) -> None:
+    """A cross-site form can send text/plain that parses as JSON, but not application/json."""
+    api.user("mallory", password="pw")
+    body = b'{"name": "mallory", "password": "pw"}'
+    plain = client.post("/auth/login", content=body, headers={"content-type": "text/plain"})
+    assert plain.status_code == 422
+    assert "application/json" in plain.json()["detail"]
+    assert client.get("/api/users/me").status_code == 401
+    typed = client.post(
+        "/auth/login", content=body, headers={"content-type": "application/json; charset=utf-8"}
+    )
+    assert typed.status_code == 200
 
 
 def test_tampered_session_cookie_is_401(client: TestClient, api: Api) -> None:

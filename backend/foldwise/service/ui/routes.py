@@ -18,7 +18,7 @@ from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from foldwise.service.config import SettingsDep
+from foldwise.service.config import Settings, SettingsDep
 from foldwise.service.db import SessionDep
 from foldwise.service.documents import service as documents
 from foldwise.service.errors import ServiceError
@@ -83,15 +83,40 @@ def home(request: Request, session: SessionDep, cfg: SettingsDep) -> Response:
 
 
 @router.get("/login", response_class=HTMLResponse)
-def login_page(request: Request, next: str | None = None, expired: bool = False) -> Response:
+def login_page(
+    request: Request, cfg: SettingsDep, next: str | None = None, expired: bool = False
+) -> Response:
     """The login form."""
+    return _login_form(
+        request,
+        cfg,
+        next_page=next,
+        error="Your session has expired. Please log in again." if expired else None,
+    )
+
+
+def _login_form(
+    request: Request,
+    cfg: Settings,
+    *,
+    next_page: str | None,
+    error: str | None = None,
+    name: str = "",
+    status_code: int = status.HTTP_200_OK,
+) -> Response:
+    """The login page with a fresh login CSRF token in its form and cookie."""
+    token = auth.new_csrf_token()
     context = {
-        "next": _local(next),
-        "error": "Your session has expired. Please log in again." if expired else None,
-        "name": "",
+        "next": _local(next_page),
+        "error": error,
+        "name": name,
         "asset_version": _asset_version(),
+        "csrf_field": auth.CSRF_FIELD,
+        "csrf_token": token,
     }
-    return TEMPLATES.TemplateResponse(request, "login.html", context)
+    response = TEMPLATES.TemplateResponse(request, "login.html", context, status_code=status_code)
+    auth.set_login_csrf(response, token, cfg=cfg)
+    return response
 
 
 @router.post("/login", response_class=HTMLResponse)
@@ -102,20 +127,32 @@ def login_submit(
     name: Annotated[str, Form()] = "",
     password: Annotated[str, Form()] = "",
     next: Annotated[str, Form()] = "/",
+    csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
-    """Check the password; on success start the session and go to ``next``."""
+    """Check the form's origin and the password; on success start the session and go to
+    ``next``."""
+    try:
+        auth.check_login_origin(request, csrf_token, is_form=True)
+    except ServiceError as exc:
+        return _login_form(
+            request,
+            cfg,
+            next_page=next,
+            error="The login form had expired. Please log in again.",
+            name=name,
+            status_code=exc.status_code,
+        )
     user = None
     if name and password:
         user = users.authenticate(session=session, name=name, password=password)
     if user is None:
-        context = {
-            "next": _local(next),
-            "error": "Wrong name or password.",
-            "name": name,
-            "asset_version": _asset_version(),
-        }
-        return TEMPLATES.TemplateResponse(
-            request, "login.html", context, status_code=status.HTTP_401_UNAUTHORIZED
+        return _login_form(
+            request,
+            cfg,
+            next_page=next,
+            error="Wrong name or password.",
+            name=name,
+            status_code=status.HTTP_401_UNAUTHORIZED,
         )
     response = RedirectResponse(_local(next), status_code=status.HTTP_303_SEE_OTHER)
     auth.start_session(response, user=user, cfg=cfg)

@@ -5,6 +5,13 @@ Cookie-authenticated requests that change state must prove they come from a Fold
 posts, in a ``csrf_token`` form field. The token lives inside the signed session cookie and
 is also given to the page in a readable cookie and by ``GET /auth/csrf``. Token-authenticated
 requests need no CSRF token: a browser never attaches an ``Authorization`` header by itself.
+
+Logging in is guarded too (login CSRF: another site must not log a victim into the
+attacker's account). A login form carries a token that must match the HttpOnly cookie the
+login page set (double submit: another site can neither read nor set that cookie); a JSON
+login must say ``Content-Type: application/json``, which no cross-site form can send without
+a CORS preflight that Foldwise never grants; and a browser's ``Sec-Fetch-Site: cross-site``
+is refused outright.
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ from foldwise.service.users.models import User
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 CSRF_HEADER = "X-CSRF-Token"
 CSRF_FIELD = "csrf_token"
+LOGIN_CSRF_COOKIE = "foldwise_login_csrf"
+LOGIN_CSRF_MAX_AGE_SECONDS = 2 * 3600
 
 
 def _serializer(cfg: Settings) -> URLSafeTimedSerializer:
@@ -60,6 +69,36 @@ def start_session(response: Response, *, user: User, cfg: Settings, csrf: str | 
     # Readable by the page's scripts, which echo it in the X-CSRF-Token header.
     response.set_cookie(cfg.csrf_cookie, csrf, httponly=False, **common)
     return csrf
+
+
+def set_login_csrf(response: Response, token: str, *, cfg: Settings) -> None:
+    """Set the login page's CSRF cookie; ``token`` goes in its form's ``csrf_token`` field."""
+    response.set_cookie(
+        LOGIN_CSRF_COOKIE,
+        token,
+        max_age=LOGIN_CSRF_MAX_AGE_SECONDS,
+        secure=cfg.cookie_secure,
+        httponly=True,
+        samesite="strict",
+        path="/",
+    )
+
+
+def check_login_origin(request: Request, form_token: str | None, *, is_form: bool) -> None:
+    """Refuse a login another site could have sent (``ForbiddenError``).
+
+    ``form_token`` is the ``csrf_token`` field of a form login; JSON logins (``is_form``
+    false) are checked for their content type by the caller.
+    """
+    if request.headers.get("sec-fetch-site") == "cross-site":
+        raise ForbiddenError("a login from another site is refused")
+    if not is_form:
+        return
+    expected = request.cookies.get(LOGIN_CSRF_COOKIE)
+    if not form_token or not expected or not hmac.compare_digest(form_token, expected):
+        raise ForbiddenError(
+            "the login form has expired or did not come from this site: reload the login page"
+        )
 
 
 def end_session(response: Response, *, cfg: Settings) -> None:

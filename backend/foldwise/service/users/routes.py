@@ -47,11 +47,21 @@ _LOGIN_BODY = {
 
 
 async def _login_fields(request: Request) -> tuple[dict[str, Any], str | None]:
+    """The login's ``{name, password}`` and ``next`` page, checked against login CSRF."""
     content_type = request.headers.get("content-type", "")
-    if content_type.startswith(("application/x-www-form-urlencoded", "multipart/form-data")):
+    media_type = content_type.split(";")[0].strip().lower()
+    if media_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
         form = await request.form()
         fields = {k: v for k, v in form.items() if isinstance(v, str)}
+        auth.check_login_origin(request, fields.get(auth.CSRF_FIELD), is_form=True)
         return {k: fields[k] for k in ("name", "password") if k in fields}, fields.get("next")
+    auth.check_login_origin(request, None, is_form=False)
+    # Only a real JSON type: a cross-site form can post text/plain that parses as JSON.
+    if media_type != "application/json":
+        raise InvalidInputError(
+            "body must be JSON {name, password} with Content-Type: application/json, "
+            "or the login form"
+        )
     try:
         body = await request.json()
     except ValueError as exc:
