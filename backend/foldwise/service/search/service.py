@@ -6,6 +6,7 @@ GIN expression index on PostgreSQL). Both take plain words: every word must matc
 
 from __future__ import annotations
 
+import json
 import re
 
 from sqlalchemy import text
@@ -13,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from foldwise.service.errors import InvalidInputError
 from foldwise.service.search.schemas import SearchHit
+from foldwise.service.search.sqlite_rank import ranked_matches
 from foldwise.service.users.models import User
 
 # Must stay identical to the indexed expression in migrations/versions/0001_*.py.
@@ -20,15 +22,13 @@ PG_TSVECTOR = "to_tsvector('english', left(title || ' ' || text, 300000))"
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_WORDS = 32
 
-_SQLITE = text(
+# The ranking is per user (sqlite_rank.py); FTS5 gives the snippets of the page shown.
+_SQLITE_PAGE = text(
     """
     SELECT d.id, d.title, d.folder_id,
-           snippet(documents_fts, 1, '[', ']', '…', 16) AS snippet,
-           -bm25(documents_fts, 5.0, 1.0) AS rank
+           snippet(documents_fts, 1, '[', ']', '…', 16) AS snippet
     FROM documents_fts JOIN documents AS d ON d.id = documents_fts.rowid
-    WHERE documents_fts MATCH :match AND d.user_id = :user_id
-    ORDER BY bm25(documents_fts, 5.0, 1.0), d.id
-    LIMIT :limit OFFSET :offset
+    WHERE documents_fts MATCH :match AND d.id IN (SELECT value FROM json_each(:ids))
     """
 )
 
@@ -67,7 +67,9 @@ def search(
     if dialect == "sqlite":
         # Quoting every word keeps FTS5 operators (AND, NEAR, *, :) in user input literal.
         match = " ".join('"' + w.replace('"', '""') + '"' for w in words)
-        rows = session.execute(_SQLITE, {**params, "match": match})
+        return _sqlite_page(
+            session, user=user, match=match, words=words, offset=offset, limit=limit
+        )
     elif dialect == "postgresql":
         rows = session.execute(_POSTGRES, {**params, "words": " ".join(words)})
     else:  # pragma: no cover - only the two supported databases
@@ -81,4 +83,25 @@ def search(
             rank=float(r.rank),
         )
         for r in rows
+    ]
+
+
+def _sqlite_page(
+    session: Session, *, user: User, match: str, words: list[str], offset: int, limit: int
+) -> list[SearchHit]:
+    ranked = ranked_matches(session, user_id=user.id, match=match, words=words)
+    page = ranked[offset : offset + limit]
+    if not page:
+        return []
+    ids = json.dumps([doc for doc, _ in page])
+    rows = {r.id: r for r in session.execute(_SQLITE_PAGE, {"match": match, "ids": ids})}
+    return [
+        SearchHit(
+            id=doc,
+            title=rows[doc].title,
+            folder_id=rows[doc].folder_id,
+            snippet=rows[doc].snippet or "",
+            rank=score,
+        )
+        for doc, score in page
     ]
