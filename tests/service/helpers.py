@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from foldwise.service.documents.models import Document
+from foldwise.service.documents.writers import WRITERS_DIR
 from foldwise.service.folders.models import Folder
 from foldwise.service.users import service as users
 from foldwise.service.users.models import ApiToken, User
@@ -53,7 +54,12 @@ class Api:
                 session.execute(select(ApiToken.id, ApiToken.revoked_at)).all()
             )
         blob_dir: Path = self.app.state.settings.blob_dir  # type: ignore[attr-defined]
-        rows["blobs"] = sorted(p.name for p in blob_dir.rglob("*") if p.is_file())
+        # The writers' locks and journals (documents/writers.py) are bookkeeping, not data.
+        rows["blobs"] = sorted(
+            p.name
+            for p in blob_dir.rglob("*")
+            if p.is_file() and WRITERS_DIR not in p.relative_to(blob_dir).parts
+        )
         return rows
 
     def post(self, headers: dict[str, str], text: str, **fields: Any) -> dict[str, Any]:

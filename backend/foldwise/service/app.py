@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from foldwise.service import db
+from foldwise.service import db, openapi
 from foldwise.service.config import Settings, settings
 from foldwise.service.critiques.filing_routes import router as filing_router
 from foldwise.service.critiques.routes import router as critiques_router
@@ -19,6 +19,7 @@ from foldwise.service.documents.routes import router as documents_router
 from foldwise.service.errors import ServiceError
 from foldwise.service.folders.routes import router as folders_router
 from foldwise.service.imports.routes import router as imports_router
+from foldwise.service.json_input import StrictJson
 from foldwise.service.limits import BodySizeLimit
 from foldwise.service.recluster import hooks as recluster_hooks
 from foldwise.service.recluster.routes import router as recluster_router
@@ -74,6 +75,7 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
     app.state.settings = cfg
     app.state.engine = engine
     app.state.session_factory = factory
+    app.add_middleware(StrictJson)  # inside BodySizeLimit, which bounds what it reads
     app.add_middleware(BodySizeLimit, max_bytes=cfg.max_archive_bytes + cfg.max_batch_bytes)
     app.add_exception_handler(ServiceError, _service_error)
     app.add_exception_handler(IntegrityError, _integrity_error)
@@ -92,6 +94,7 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
     # New unfiled documents schedule a debounced recluster (recluster/hooks.py).
     recluster_hooks.install()
     mount_ui(app)
+    openapi.install(app)
 
     @app.get(
         "/healthz",

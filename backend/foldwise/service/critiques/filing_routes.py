@@ -20,6 +20,7 @@ from foldwise.service.documents.schemas import DocumentRead, DocumentUpdate
 from foldwise.service.folders import service as folders
 from foldwise.service.folders.routes import folder_read
 from foldwise.service.folders.schemas import FolderDeleted, FolderRead, FolderUpdate
+from foldwise.service.inputs import RowId
 from foldwise.service.users.auth import CurrentUser
 
 router = APIRouter(prefix="/api")
@@ -38,7 +39,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     "/documents/{document_id}", response_model=DocumentRead, responses=_ERRORS, tags=["documents"]
 )
 def update_document(
-    document_id: int, body: DocumentUpdate, user: CurrentUser, session: SessionDep
+    document_id: RowId, body: DocumentUpdate, user: CurrentUser, session: SessionDep
 ) -> DocumentRead:
     """Retitle and/or file a document (``"folder_id": null`` unfiles it).
 
@@ -59,7 +60,7 @@ def update_document(
     "/folders/{folder_id}", response_model=FolderRead, responses=_ERRORS, tags=["folders"]
 )
 def update_folder(
-    folder_id: int, body: FolderUpdate, user: CurrentUser, session: SessionDep
+    folder_id: RowId, body: FolderUpdate, user: CurrentUser, session: SessionDep
 ) -> FolderRead:
     """Rename and/or move (``"parent_id": null`` moves to the top level; cycles are refused).
 
@@ -82,7 +83,7 @@ def update_folder(
     "/folders/{folder_id}", response_model=FolderDeleted, responses=_ERRORS, tags=["folders"]
 )
 def delete_folder(
-    folder_id: int, user: CurrentUser, session: SessionDep, recursive: bool = False
+    folder_id: RowId, user: CurrentUser, session: SessionDep, recursive: bool = False
 ) -> FolderDeleted:
     """Delete a folder; its documents become unfiled, never deleted.
 

@@ -15,6 +15,7 @@ from foldwise.service.critiques.schemas import (
     TriplesRead,
 )
 from foldwise.service.db import SessionDep
+from foldwise.service.inputs import Offset, RowId
 from foldwise.service.users.auth import CurrentUser
 
 router = APIRouter(prefix="/api", tags=["critiques"])
@@ -44,7 +45,7 @@ def list_critiques(
     user: CurrentUser,
     session: SessionDep,
     include_undone: bool = False,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> list[CritiqueRead]:
     """The caller's critiques, newest first."""
@@ -55,7 +56,7 @@ def list_critiques(
 
 
 @router.delete("/critiques/{critique_id}", response_model=CritiqueUndone, responses=_ERRORS)
-def undo_critique(critique_id: int, user: CurrentUser, session: SessionDep) -> CritiqueUndone:
+def undo_critique(critique_id: RowId, user: CurrentUser, session: SessionDep) -> CritiqueUndone:
     """Undo a critique: its triples go, its filings are reverted where they can be."""
     result = service.undo_critique(session=session, user=user, critique_id=critique_id)
     session.commit()  # the debounced recluster is scheduled on commit (critiques/filing.py)
@@ -77,7 +78,7 @@ def closer_question(
     user: CurrentUser,
     session: SessionDep,
     exclude: Annotated[
-        list[Annotated[int, Query(gt=0, le=2**63 - 1)]],
+        list[Annotated[RowId, Query()]],
         Query(max_length=1000, description="document ids the person skipped: not asked again"),
     ] = [],  # noqa: B006 (FastAPI copies query defaults)
 ) -> CloserQuestion | Response:

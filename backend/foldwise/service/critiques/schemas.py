@@ -7,7 +7,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-_ID = Field(gt=0)
+from foldwise.service.inputs import MAX_ROW_ID
+
+_ID = Field(gt=0, le=MAX_ROW_ID)
 _PROPOSAL = Field(pattern=r"^p-\d+-\d+$", max_length=40)
 
 

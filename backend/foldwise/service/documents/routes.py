@@ -20,6 +20,7 @@ from foldwise.service.documents.schemas import (
     IngestResult,
 )
 from foldwise.service.errors import InvalidInputError, NotFoundError, TooLargeError
+from foldwise.service.inputs import Offset, RowId
 from foldwise.service.users.auth import CurrentUser
 
 router = APIRouter(prefix="/api/documents", tags=["documents"])
@@ -29,6 +30,10 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     413: {"description": "over a size limit"},
     415: {"description": "unsupported file type"},
     422: {"description": "invalid, empty or corrupt input"},
+}
+_INGEST_ANSWERS: dict[int | str, dict[str, Any]] = {
+    200: {"model": IngestResult, "description": "a duplicate: the stored document"},
+    **_ERRORS,
 }
 
 
@@ -57,7 +62,7 @@ def _set_status(response: Response, duplicate: bool) -> None:
     response.status_code = status.HTTP_200_OK if duplicate else status.HTTP_201_CREATED
 
 
-@router.post("", response_model=IngestResult, status_code=201, responses=_ERRORS)
+@router.post("", response_model=IngestResult, status_code=201, responses=_INGEST_ANSWERS)
 def post_document(
     body: DocumentCreate, user: CurrentUser, session: SessionDep, response: Response
 ) -> IngestResult:
@@ -75,7 +80,7 @@ def post_document(
     return _result(document, duplicate)
 
 
-@router.post("/upload", response_model=IngestResult, status_code=201, responses=_ERRORS)
+@router.post("/upload", response_model=IngestResult, status_code=201, responses=_INGEST_ANSWERS)
 def upload_document(
     file: Annotated[UploadFile, File(description="txt, md, html, pdf, docx or eml")],
     user: CurrentUser,
@@ -83,7 +88,7 @@ def upload_document(
     cfg: SettingsDep,
     response: Response,
     title: Annotated[str | None, Form(max_length=500)] = None,
-    folder_id: Annotated[int | None, Form()] = None,
+    folder_id: Annotated[RowId | None, Form()] = None,
 ) -> IngestResult:
     """Post one document as a multipart file."""
     data = _read_upload(file, cfg.max_document_bytes)
@@ -132,7 +137,7 @@ def upload_batch(
     user: CurrentUser,
     session: SessionDep,
     cfg: SettingsDep,
-    folder_id: Annotated[int | None, Form()] = None,
+    folder_id: Annotated[RowId | None, Form()] = None,
 ) -> BatchResult:
     """Post several files: all are checked first, then all stored, or none."""
     if len(files) > cfg.max_batch_documents:
@@ -170,9 +175,9 @@ def list_documents(
     user: CurrentUser,
     session: SessionDep,
     cfg: SettingsDep,
-    folder_id: int | None = None,
+    folder_id: RowId | None = None,
     unfiled: bool = False,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> DocumentPage:
     """A page of the caller's documents: in ``folder_id``, ``unfiled`` ones, or all."""
@@ -188,7 +193,7 @@ def list_documents(
 
 
 @router.get("/{document_id}", response_model=DocumentRead, responses={404: _ERRORS[404]})
-def get_document(document_id: int, user: CurrentUser, session: SessionDep) -> DocumentRead:
+def get_document(document_id: RowId, user: CurrentUser, session: SessionDep) -> DocumentRead:
     """One document with its text."""
     return document_read(
         session, service.get_document(session=session, user=user, document_id=document_id)
@@ -200,7 +205,7 @@ def get_document(document_id: int, user: CurrentUser, session: SessionDep) -> Do
     response_class=FileResponse,
     responses={200: {"description": "the original file"}, 404: _ERRORS[404]},
 )
-def download(document_id: int, user: CurrentUser, session: SessionDep) -> FileResponse:
+def download(document_id: RowId, user: CurrentUser, session: SessionDep) -> FileResponse:
     """The original file as uploaded."""
     document = service.get_document(session=session, user=user, document_id=document_id)
     path = service.blob_store(session).path(document.blob_path)
@@ -210,7 +215,7 @@ def download(document_id: int, user: CurrentUser, session: SessionDep) -> FileRe
 
 
 @router.delete("/{document_id}", status_code=204, responses={404: _ERRORS[404]})
-def delete_document(document_id: int, user: CurrentUser, session: SessionDep) -> None:
+def delete_document(document_id: RowId, user: CurrentUser, session: SessionDep) -> None:
     """Delete a document."""
     service.delete_document(session=session, user=user, document_id=document_id)
     session.commit()

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from foldwise.service.inputs import RowId
+
 
 class DocumentCreate(BaseModel):
     """A document posted as JSON text. Without a title one is taken from the text."""
@@ -17,7 +19,7 @@ class DocumentCreate(BaseModel):
     text: str = Field(min_length=1)
     title: str | None = Field(default=None, max_length=500)
     filename: str | None = Field(default=None, max_length=255)
-    folder_id: int | None = None
+    folder_id: RowId | None = None
 
 
 class DocumentBatchCreate(BaseModel):
@@ -26,7 +28,7 @@ class DocumentBatchCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     documents: list[DocumentCreate] = Field(min_length=1)
-    folder_id: int | None = Field(default=None, description="default folder for the batch")
+    folder_id: RowId | None = Field(default=None, description="default folder for the batch")
 
 
 class DocumentUpdate(BaseModel):
@@ -35,7 +37,7 @@ class DocumentUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     title: str | None = Field(default=None, min_length=1, max_length=500)
-    folder_id: int | None = None
+    folder_id: RowId | None = None
 
 
 class DocumentSummary(BaseModel):

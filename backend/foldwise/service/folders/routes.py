@@ -17,6 +17,7 @@ from foldwise.service.folders.schemas import (
     FolderRead,
     Tree,
 )
+from foldwise.service.inputs import Offset, RowId
 from foldwise.service.users.auth import CurrentUser
 
 router = APIRouter(prefix="/api/folders", tags=["folders"])
@@ -79,18 +80,18 @@ def create_folder(body: FolderCreate, user: CurrentUser, session: SessionDep) ->
 
 
 @router.get("/{folder_id}", response_model=FolderRead, responses={404: _ERRORS[404]})
-def get_folder(folder_id: int, user: CurrentUser, session: SessionDep) -> FolderRead:
+def get_folder(folder_id: RowId, user: CurrentUser, session: SessionDep) -> FolderRead:
     """One folder with its path."""
     return folder_read(session, service.get_folder(session=session, user=user, folder_id=folder_id))
 
 
 @router.get("/{folder_id}/documents", response_model=DocumentPage, responses={404: _ERRORS[404]})
 def folder_documents(
-    folder_id: int,
+    folder_id: RowId,
     user: CurrentUser,
     session: SessionDep,
     cfg: SettingsDep,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> DocumentPage:
     """A page of the documents directly in a folder, by title."""

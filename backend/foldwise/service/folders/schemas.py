@@ -6,6 +6,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from foldwise.service.inputs import RowId
+
 FOLDER_NAME_MAX = 255
 
 
@@ -15,7 +17,7 @@ class FolderCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(min_length=1, max_length=FOLDER_NAME_MAX)
-    parent_id: int | None = None
+    parent_id: RowId | None = None
 
 
 class FolderUpdate(BaseModel):
@@ -25,7 +27,7 @@ class FolderUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str | None = Field(default=None, min_length=1, max_length=FOLDER_NAME_MAX)
-    parent_id: int | None = None
+    parent_id: RowId | None = None
 
 
 class FolderRead(BaseModel):

@@ -11,6 +11,7 @@ from foldwise.service.db import SessionDep
 from foldwise.service.errors import TooLargeError
 from foldwise.service.imports import archive, service
 from foldwise.service.imports.schemas import ImportReport
+from foldwise.service.inputs import RowId
 from foldwise.service.users.auth import CurrentUser
 
 router = APIRouter(prefix="/api/import", tags=["import"])
@@ -31,7 +32,7 @@ def import_zip(
     user: CurrentUser,
     session: SessionDep,
     cfg: SettingsDep,
-    parent_id: Annotated[int | None, Form(description="folder to import under")] = None,
+    parent_id: Annotated[RowId | None, Form(description="folder to import under")] = None,
 ) -> ImportReport:
     """Import a zip: its folders and the documents in them, all or nothing."""
     # A sync route: unpacking and extraction run in the threadpool, not on the event loop.

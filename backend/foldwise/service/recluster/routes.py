@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from sqlalchemy import select
 
 from foldwise.service.db import SessionDep
+from foldwise.service.inputs import Offset, RowId
 from foldwise.service.recluster import reaper, service, tree
 from foldwise.service.recluster.models import TreeVersion
 from foldwise.service.recluster.runtime import RuntimeDep
@@ -50,7 +51,7 @@ def list_jobs(
     user: CurrentUser,
     session: SessionDep,
     rt: RuntimeDep,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> JobPage:
     """The caller's jobs, newest first (jobs of dead workers are requeued or failed first)."""
@@ -61,7 +62,7 @@ def list_jobs(
 
 
 @router.get("/jobs/{job_id}", response_model=JobRead, responses=_ERRORS)
-def get_job(job_id: int, user: CurrentUser, session: SessionDep, rt: RuntimeDep) -> JobRead:
+def get_job(job_id: RowId, user: CurrentUser, session: SessionDep, rt: RuntimeDep) -> JobRead:
     """One job of the caller."""
     service.get_job(session=session, user=user, job_id=job_id)
     reaper.reap(rt, user.id)
@@ -75,7 +76,7 @@ def get_job(job_id: int, user: CurrentUser, session: SessionDep, rt: RuntimeDep)
     response_class=StreamingResponse,
 )
 async def job_events(
-    job_id: int, request: Request, user: CurrentUser, session: SessionDep, rt: RuntimeDep
+    job_id: RowId, request: Request, user: CurrentUser, session: SessionDep, rt: RuntimeDep
 ) -> StreamingResponse:
     """Server-sent events: ``progress`` whenever the job changes, then ``end`` when it is final."""
     user_id = user.id

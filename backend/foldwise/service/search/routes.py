@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from foldwise.service.db import SessionDep
+from foldwise.service.inputs import Offset
 from foldwise.service.search import service
 from foldwise.service.search.schemas import SearchResults
 from foldwise.service.users.auth import CurrentUser
@@ -23,7 +24,7 @@ def search(
     user: CurrentUser,
     session: SessionDep,
     q: Annotated[str, Query(min_length=1, max_length=500, description="words, all must match")],
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
 ) -> SearchResults:
     """Full-text search over the caller's documents (title and text), best first."""

@@ -11,7 +11,7 @@ import hashlib
 import inspect
 from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI, Form, Request, status
+from fastapi import APIRouter, FastAPI, Form, Query, Request, status
 from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -22,6 +22,7 @@ from foldwise.service.config import Settings, SettingsDep
 from foldwise.service.db import SessionDep
 from foldwise.service.documents import service as documents
 from foldwise.service.errors import ServiceError
+from foldwise.service.inputs import RowId
 from foldwise.service.resources import shipped
 from foldwise.service.ui import quality, similar
 from foldwise.service.users import auth
@@ -161,7 +162,10 @@ def login_submit(
 
 @api_router.get("/documents/{document_id}/similar", response_model=list[similar.SimilarDocument])
 def similar_documents(
-    document_id: int, user: CurrentUser, session: SessionDep, limit: int = 5
+    document_id: RowId,
+    user: CurrentUser,
+    session: SessionDep,
+    limit: Annotated[int, Query(ge=1, le=50)] = 5,
 ) -> list[similar.SimilarDocument]:
     """The caller's documents whose text is nearest to this one (tf-idf cosine)."""
     documents.get_document(session=session, user=user, document_id=document_id)

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 from foldwise.service.config import SettingsDep
 from foldwise.service.db import SessionDep
 from foldwise.service.errors import InvalidInputError, UnauthorizedError
+from foldwise.service.inputs import RowId
 from foldwise.service.users import auth, service
 from foldwise.service.users.auth import CurrentUser
 from foldwise.service.users.schemas import (
@@ -138,7 +139,7 @@ def create_token(body: TokenCreate, user: CurrentUser, session: SessionDep) -> T
 
 
 @router.delete("/tokens/{token_id}", response_model=TokenRead)
-def revoke_token(token_id: int, user: CurrentUser, session: SessionDep) -> TokenRead:
+def revoke_token(token_id: RowId, user: CurrentUser, session: SessionDep) -> TokenRead:
     """Revoke one of the caller's tokens."""
     token = service.revoke_token(session=session, user=user, token_id=token_id)
     session.commit()
