@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from itsdangerous import URLSafeTimedSerializer
 
 from foldwise.service.config import Settings
+from foldwise.service.users import auth
 
 from .helpers import Api, run_cli
 
@@ -195,10 +198,77 @@ def test_token_only_user_cannot_log_in(client: TestClient, api: Api) -> None:
     assert response.status_code == 401
 
 
-def test_production_refuses_the_default_secret(tmp_path: Path) -> None:
+def test_a_short_secret_is_refused_and_an_unset_one_is_made_per_install(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="SECRET_KEY"):
-        Settings(environment="production", data_dir=tmp_path)
-    Settings(environment="production", data_dir=tmp_path, secret_key="x" * 40)
+        Settings(environment="production", data_dir=tmp_path, secret_key="short")
+    configured = Settings(environment="production", data_dir=tmp_path, secret_key="x" * 40)
+    assert auth.signing_secret(configured) == "x" * 40
+    first = Settings(data_dir=tmp_path / "one")
+    second = Settings(data_dir=tmp_path / "two")
+    secret = auth.signing_secret(first)
+    assert len(secret) >= 32
+    assert auth.signing_secret(second) != secret  # no two installs share one
+    kept = tmp_path / "one" / "secret_key"
+    assert kept.read_text() == secret
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+    auth._generated_secrets.clear()  # a restart reads the same secret back
+    assert auth.signing_secret(Settings(data_dir=tmp_path / "one")) == secret
+    assert "dev-insecure" not in secret
+
+
+def test_cookies_are_secure_by_default_in_production(tmp_path: Path) -> None:
+    assert Settings(environment="production", data_dir=tmp_path).secure_cookies
+    assert not Settings(environment="development", data_dir=tmp_path).secure_cookies
+    assert not Settings(
+        environment="production", data_dir=tmp_path, cookie_secure=False
+    ).secure_cookies
+
+
+def _browser_login(client: TestClient, name: str, password: str) -> str:
+    response = client.post("/auth/login", json={"name": name, "password": password})
+    assert response.status_code == 200, response.text
+    return str(response.json()["csrf_token"])
+
+
+def test_a_cookie_replayed_after_logout_opens_nothing(client: TestClient, api: Api) -> None:
+    api.user("alice", password="pw")
+    csrf = _browser_login(client, "alice", "pw")
+    stolen = dict(client.cookies)
+    assert client.post("/auth/logout", headers={"X-CSRF-Token": csrf}).status_code == 204
+    client.cookies.clear()
+    for name, value in stolen.items():
+        client.cookies.set(name, value)
+    assert client.get("/api/users/me").status_code == 401
+    replayed = client.post("/api/folders", json={"name": "x"}, headers={"X-CSRF-Token": csrf})
+    assert replayed.status_code == 401
+    # Another browser of the same user is not logged out by this one's logout.
+    other = TestClient(client.app)
+    _browser_login(other, "alice", "pw")
+    assert other.get("/api/users/me").status_code == 200
+
+
+def test_revoking_a_users_access_ends_their_browser_sessions(
+    client: TestClient, api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    api.user("alice", password="pw")
+    _browser_login(client, "alice", "pw")
+    assert client.get("/api/users/me").status_code == 200
+    done = run_cli(api, monkeypatch, "users", "revoke", "alice")
+    assert done.exit_code == 0, done.stderr
+    assert "ended 1 browser session" in done.stdout
+    assert client.get("/api/users/me").status_code == 401
+
+
+def test_a_cookie_signed_with_the_old_default_secret_is_refused(
+    client: TestClient, api: Api
+) -> None:
+    user = api.user("alice", password="pw")
+    assert user
+    forged = URLSafeTimedSerializer("dev-insecure-change-me", salt="foldwise-session").dumps(
+        {"uid": 1, "sid": "guess", "csrf": "x"}
+    )
+    client.cookies.set("foldwise_session", forged)
+    assert client.get("/api/users/me").status_code == 401
 
 
 def test_users_cli_create_list_revoke(

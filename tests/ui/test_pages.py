@@ -238,3 +238,22 @@ def test_broken_links_show_a_page_not_json(page: Page, user: str) -> None:
     # API clients still get JSON.
     res = page.request.get("/api/documents/999999", headers={"Accept": "application/json"})
     assert res.status == 404 and "detail" in res.json()
+
+
+def test_the_app_runs_under_its_content_security_policy(page: Page, user: str) -> None:
+    """The CSP allows no inline script but the nonce'd import map: the app must still run,
+    and the browser must report no violation."""
+    violations: list[str] = []
+    page.on(
+        "console",
+        lambda message: (
+            violations.append(message.text) if "Content Security Policy" in message.text else None
+        ),
+    )
+    response = page.goto("/login")
+    assert response is not None
+    assert "script-src 'self'" in response.headers["content-security-policy"]
+    login(page, user)
+    expect(page.locator("#user-name")).to_have_text(user)  # the modules ran
+    expect(page.locator("#tree")).to_be_visible()
+    assert violations == []

@@ -24,6 +24,7 @@ from foldwise.service.limits import BodySizeLimit
 from foldwise.service.recluster import hooks as recluster_hooks
 from foldwise.service.recluster.routes import router as recluster_router
 from foldwise.service.search.routes import router as search_router
+from foldwise.service.security_headers import SecurityHeaders
 from foldwise.service.ui import mount_ui
 from foldwise.service.users.routes import auth_router
 from foldwise.service.users.routes import router as users_router
@@ -77,6 +78,7 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
     app.state.session_factory = factory
     app.add_middleware(StrictJson)  # inside BodySizeLimit, which bounds what it reads
     app.add_middleware(BodySizeLimit, max_bytes=cfg.max_archive_bytes + cfg.max_batch_bytes)
+    app.add_middleware(SecurityHeaders)  # outermost: also on the 413s and 422s above
     app.add_exception_handler(ServiceError, _service_error)
     app.add_exception_handler(IntegrityError, _integrity_error)
     for router in (

@@ -232,7 +232,8 @@ def register(app: typer.Typer) -> None:
         name: str,
         token_id: Annotated[int | None, typer.Option(help="only this token")] = None,
     ) -> None:
-        """Revoke NAME's API tokens (all of them, or one with --token-id)."""
+        """Revoke NAME's API tokens and browser sessions (all of them), or one token with
+        --token-id."""
         from foldwise.service.db import SessionLocal
         from foldwise.service.errors import ServiceError
         from foldwise.service.users import service
@@ -240,8 +241,10 @@ def register(app: typer.Typer) -> None:
         with SessionLocal() as session:
             user = _user_or_exit(session, name)
             try:
+                ended = 0
                 if token_id is None:
                     count = service.revoke_all_tokens(session=session, user=user)
+                    ended = service.close_all_browser_sessions(session=session, user=user)
                 else:
                     service.revoke_token(session=session, user=user, token_id=token_id)
                     count = 1
@@ -249,7 +252,7 @@ def register(app: typer.Typer) -> None:
                 _echo_err(exc.message)
                 raise typer.Exit(1) from exc
             session.commit()
-        typer.echo(f"revoked {count} token(s) of {name!r}")
+        typer.echo(f"revoked {count} token(s) and ended {ended} browser session(s) of {name!r}")
 
     @database.command("upgrade")
     def db_upgrade(revision: Annotated[str, typer.Argument()] = "head") -> None:

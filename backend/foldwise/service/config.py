@@ -11,8 +11,6 @@ from fastapi import Depends, Request
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-_DEV_SECRET = "dev-insecure-change-me"
-
 MiB = 1024 * 1024
 
 
@@ -90,12 +88,14 @@ class Settings(BaseSettings):
     huey_name: str = "foldwise"
     #: Modules the worker imports so that their ``@huey.task()`` functions are registered.
     task_modules: list[str] = Field(default_factory=lambda: ["foldwise.service.tasks"])
-    secret_key: str = _DEV_SECRET
+    #: Signs session cookies. Empty: a random one is made on first use and kept in
+    #: ``<data_dir>/secret_key`` (users/auth.py), so no two installs share a secret.
+    secret_key: str = ""
     session_cookie: str = "foldwise_session"
     csrf_cookie: str = "foldwise_csrf"
     session_max_age_seconds: int = 14 * 24 * 3600
-    #: Set the ``Secure`` flag on cookies (HTTPS deployments).
-    cookie_secure: bool = False
+    #: The ``Secure`` flag on cookies; unset means on in production (served over HTTPS).
+    cookie_secure: bool | None = None
 
     # Ingestion limits (bytes unless named otherwise).
     max_document_bytes: int = Field(default=20 * MiB, gt=0)
@@ -117,15 +117,20 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _fail_fast_on_unsafe_values(self) -> Settings:
-        # Outside development a guessable secret would let anyone forge session cookies.
-        if self.environment == "production" and (
-            self.secret_key == _DEV_SECRET or len(self.secret_key) < 32
-        ):
+        # A short configured secret could be guessed, and with it any session forged.
+        if self.secret_key and len(self.secret_key) < 32:
             raise ValueError(
-                "FOLDWISE_SECRET_KEY must be set to a random string of at least 32 characters "
-                "in production"
+                "FOLDWISE_SECRET_KEY must be a random string of at least 32 characters "
+                "(or unset: one is then generated and kept in the data directory)"
             )
         return self
+
+    @property
+    def secure_cookies(self) -> bool:
+        """Whether cookies get the ``Secure`` flag: as configured, else in production."""
+        if self.cookie_secure is not None:
+            return self.cookie_secure
+        return self.environment == "production"
 
     @property
     def sqlalchemy_url(self) -> str:

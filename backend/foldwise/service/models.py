@@ -11,11 +11,12 @@ from foldwise.service.recluster.models import (
     TreeState,
     TreeVersion,
 )
-from foldwise.service.users.models import ApiToken, User
+from foldwise.service.users.models import ApiToken, BrowserSession, User
 
 __all__ = [
     "ApiToken",
     "Base",
+    "BrowserSession",
     "Critique",
     "CritiqueTriple",
     "Document",

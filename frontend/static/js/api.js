@@ -10,7 +10,8 @@ export class ApiError extends Error {
 }
 
 export function csrf() {
-  const name = (window.FOLDWISE && window.FOLDWISE.csrfCookie) || "foldwise_csrf";
+  const config = document.getElementById("foldwise-config");
+  const name = (config && JSON.parse(config.textContent).csrfCookie) || "foldwise_csrf";
   const hit = document.cookie.split("; ").find((c) => c.startsWith(name + "="));
   return hit ? decodeURIComponent(hit.slice(name.length + 1)) : "";
 }

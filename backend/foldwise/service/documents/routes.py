@@ -31,6 +31,17 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     415: {"description": "unsupported file type"},
     422: {"description": "invalid, empty or corrupt input"},
 }
+# Served as themselves; anything else (HTML, or a type a later version adds) is opaque bytes.
+_INERT_TYPES = frozenset(
+    {
+        "text/plain",
+        "text/markdown",
+        "application/pdf",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "message/rfc822",
+    }
+)
+_OPAQUE = "application/octet-stream"
 _INGEST_ANSWERS: dict[int | str, dict[str, Any]] = {
     200: {"model": IngestResult, "description": "a duplicate: the stored document"},
     **_ERRORS,
@@ -206,12 +217,19 @@ def get_document(document_id: RowId, user: CurrentUser, session: SessionDep) -> 
     responses={200: {"description": "the original file"}, 404: _ERRORS[404]},
 )
 def download(document_id: RowId, user: CurrentUser, session: SessionDep) -> FileResponse:
-    """The original file as uploaded."""
+    """The original file as uploaded, always as an attachment. Types a browser could run
+    (HTML) go out as ``application/octet-stream``, so an uploaded page never runs as ours."""
     document = service.get_document(session=session, user=user, document_id=document_id)
     path = service.blob_store(session).path(document.blob_path)
     if not path.is_file():
         raise NotFoundError(f"the file of document {document_id} is missing from the blob store")
-    return FileResponse(path, media_type=document.media_type, filename=document.filename)
+    media_type = document.media_type if document.media_type in _INERT_TYPES else _OPAQUE
+    return FileResponse(
+        path,
+        media_type=media_type,
+        filename=document.filename,
+        content_disposition_type="attachment",
+    )
 
 
 @router.delete("/{document_id}", status_code=204, responses={404: _ERRORS[404]})

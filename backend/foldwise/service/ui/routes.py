@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import secrets
 from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, Form, Query, Request, status
@@ -24,6 +25,7 @@ from foldwise.service.documents import service as documents
 from foldwise.service.errors import ServiceError
 from foldwise.service.inputs import RowId
 from foldwise.service.resources import shipped
+from foldwise.service.security_headers import content_security_policy
 from foldwise.service.ui import quality, similar
 from foldwise.service.users import auth
 from foldwise.service.users import service as users
@@ -56,12 +58,7 @@ def _local(next_page: str | None) -> str:
 
 def _session_user(request: Request, session: SessionDep, cfg: SettingsDep) -> User | None:
     data = auth.read_session(request, cfg)
-    if data is None:
-        return None
-    user = session.get(User, data.get("uid"))
-    if user is None or data.get("pw") != auth._password_fingerprint(user):
-        return None
-    return user
+    return None if data is None else auth.session_user(session, data)
 
 
 @router.get("/", response_class=HTMLResponse)
@@ -71,16 +68,21 @@ def home(request: Request, session: SessionDep, cfg: SettingsDep) -> Response:
     if user is None:
         return RedirectResponse("/login", status_code=status.HTTP_303_SEE_OTHER)
     version = _asset_version()
+    nonce = secrets.token_urlsafe(16)
     context: dict[str, Any] = {
         "user": user,
         "csrf_cookie": cfg.csrf_cookie,
         "asset_version": version,
+        "script_nonce": nonce,
         "import_map": {
             f"/static/js/{path.name}": f"/static/js/{path.name}?v={version}"
             for path in sorted((STATIC_DIR / "js").glob("*.js"))
         },
     }
-    return TEMPLATES.TemplateResponse(request, "app.html", context)
+    response = TEMPLATES.TemplateResponse(request, "app.html", context)
+    # The import map is the page's one inline script: allowed by its nonce only.
+    response.headers["Content-Security-Policy"] = content_security_policy(nonce)
+    return response
 
 
 @router.get("/login", response_class=HTMLResponse)
@@ -156,7 +158,8 @@ def login_submit(
             status_code=status.HTTP_401_UNAUTHORIZED,
         )
     response = RedirectResponse(_local(next), status_code=status.HTTP_303_SEE_OTHER)
-    auth.start_session(response, user=user, cfg=cfg)
+    auth.start_session(response, session=session, user=user, cfg=cfg)
+    session.commit()
     return response
 
 

@@ -16,9 +16,13 @@ is refused outright.
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import hmac
+import os
 import secrets
+import tempfile
+import threading
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, Request, Response
@@ -39,13 +43,44 @@ LOGIN_CSRF_COOKIE = "foldwise_login_csrf"
 LOGIN_CSRF_MAX_AGE_SECONDS = 2 * 3600
 
 
+_generated_secrets: dict[Path, str] = {}
+_secrets_mutex = threading.Lock()
+
+
+def signing_secret(cfg: Settings) -> str:
+    """The configured secret, or this install's own: made once at random and kept in
+    ``<data_dir>/secret_key`` (mode 0600), so no two installs can forge each other's
+    cookies. Creation is atomic: concurrent first starts agree on one secret."""
+    if cfg.secret_key:
+        return cfg.secret_key
+    path = (cfg.data_dir / "secret_key").resolve()
+    with _secrets_mutex:
+        if path not in _generated_secrets:
+            _generated_secrets[path] = _read_or_create_secret(path)
+        return _generated_secrets[path]
+
+
+def _read_or_create_secret(path: Path) -> str:
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".secret-")  # mode 0600
+        try:
+            with os.fdopen(fd, "w") as out:
+                out.write(secrets.token_urlsafe(48))
+                out.flush()
+                os.fsync(out.fileno())
+            with contextlib.suppress(FileExistsError):  # another process made it first
+                os.link(temporary, path)
+        finally:
+            os.unlink(temporary)
+    secret = path.read_text().strip()
+    if len(secret) < 32:
+        raise RuntimeError(f"{path} holds no usable secret: delete it to make a new one")
+    return secret
+
+
 def _serializer(cfg: Settings) -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(cfg.secret_key, salt="foldwise-session")
-
-
-def _password_fingerprint(user: User) -> str:
-    # Changing the password changes this and so ends every existing browser session.
-    return hashlib.sha256((user.password_hash or "").encode()).hexdigest()[:16]
+    return URLSafeTimedSerializer(signing_secret(cfg), salt="foldwise-session")
 
 
 def new_csrf_token() -> str:
@@ -53,15 +88,19 @@ def new_csrf_token() -> str:
     return secrets.token_urlsafe(32)
 
 
-def start_session(response: Response, *, user: User, cfg: Settings, csrf: str | None = None) -> str:
-    """Set the session and CSRF cookies on ``response``; returns the CSRF token."""
+def start_session(
+    response: Response, *, session: Session, user: User, cfg: Settings, csrf: str | None = None
+) -> str:
+    """Open a server-side session for ``user`` and set its cookies on ``response``; returns
+    the CSRF token. The signed cookie holds the session's id: deleting the row ends it."""
     csrf = csrf or new_csrf_token()
-    value = _serializer(cfg).dumps(
-        {"uid": user.id, "pw": _password_fingerprint(user), "csrf": csrf}
+    session_id = service.open_browser_session(
+        session=session, user=user, max_age_seconds=cfg.session_max_age_seconds
     )
+    value = _serializer(cfg).dumps({"sid": session_id, "csrf": csrf})
     common: dict[str, Any] = {
         "max_age": cfg.session_max_age_seconds,
-        "secure": cfg.cookie_secure,
+        "secure": cfg.secure_cookies,
         "samesite": "lax",
         "path": "/",
     }
@@ -77,7 +116,7 @@ def set_login_csrf(response: Response, token: str, *, cfg: Settings) -> None:
         LOGIN_CSRF_COOKIE,
         token,
         max_age=LOGIN_CSRF_MAX_AGE_SECONDS,
-        secure=cfg.cookie_secure,
+        secure=cfg.secure_cookies,
         httponly=True,
         samesite="strict",
         path="/",
@@ -101,8 +140,11 @@ def check_login_origin(request: Request, form_token: str | None, *, is_form: boo
         )
 
 
-def end_session(response: Response, *, cfg: Settings) -> None:
-    """Clear the session and CSRF cookies."""
+def end_session(request: Request, response: Response, *, session: Session, cfg: Settings) -> None:
+    """End the request's browser session on the server and clear its cookies."""
+    data = read_session(request, cfg)
+    if data and isinstance(data.get("sid"), str):
+        service.close_browser_session(session=session, session_id=data["sid"])
     response.delete_cookie(cfg.session_cookie, path="/")
     response.delete_cookie(cfg.csrf_cookie, path="/")
 
@@ -135,9 +177,17 @@ def _user_from_token(session: Session, header: str) -> User:
     return user
 
 
+def session_user(session: Session, data: dict[str, Any]) -> User | None:
+    """The user of a verified session cookie's content, ``None`` if the session ended."""
+    session_id = data.get("sid")
+    if not isinstance(session_id, str):
+        return None  # a cookie from before server-side sessions
+    return service.user_for_browser_session(session=session, session_id=session_id)
+
+
 def _user_from_session(session: Session, data: dict[str, Any]) -> User:
-    user = session.get(User, data.get("uid"))
-    if user is None or not hmac.compare_digest(str(data.get("pw")), _password_fingerprint(user)):
+    user = session_user(session, data)
+    if user is None:
         raise UnauthorizedError("session expired; log in again")
     return user
 

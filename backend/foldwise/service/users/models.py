@@ -42,3 +42,15 @@ class ApiToken(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(default=None)
 
     user: Mapped[User] = relationship(back_populates="tokens")
+
+
+class BrowserSession(Base):
+    """A logged-in browser. The cookie carries a random id; only its SHA-256 is stored, and
+    deleting the row ends the session whatever the cookie says."""
+
+    __tablename__ = "browser_sessions"
+
+    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    expires_at: Mapped[datetime]

@@ -8,13 +8,15 @@ from fastapi import APIRouter, Request, Response, status
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse, RedirectResponse
 from pydantic import ValidationError
+from sqlalchemy.orm import Session
 
-from foldwise.service.config import SettingsDep
+from foldwise.service.config import Settings, SettingsDep
 from foldwise.service.db import SessionDep
 from foldwise.service.errors import InvalidInputError, UnauthorizedError
 from foldwise.service.inputs import RowId
 from foldwise.service.users import auth, service
 from foldwise.service.users.auth import CurrentUser
+from foldwise.service.users.models import User
 from foldwise.service.users.schemas import (
     CsrfOut,
     LoginIn,
@@ -94,19 +96,30 @@ async def login(request: Request, session: SessionDep, cfg: SettingsDep) -> Resp
     # Only local paths: an open redirect would let other sites bounce users through Foldwise.
     if next_page and next_page.startswith("/") and not next_page.startswith("//"):
         response: Response = RedirectResponse(next_page, status_code=status.HTTP_303_SEE_OTHER)
-        auth.start_session(response, user=user, cfg=cfg)
+        await run_in_threadpool(_open_session, response, session, user, cfg, None)
         return response
     csrf = auth.new_csrf_token()
     out = LoginOut(user=UserRead.model_validate(user), csrf_token=csrf)
     response = JSONResponse(out.model_dump(mode="json"))
-    auth.start_session(response, user=user, cfg=cfg, csrf=csrf)
+    await run_in_threadpool(_open_session, response, session, user, cfg, csrf)
     return response
 
 
+def _open_session(
+    response: Response, session: Session, user: User, cfg: Settings, csrf: str | None
+) -> None:
+    auth.start_session(response, session=session, user=user, cfg=cfg, csrf=csrf)
+    session.commit()
+
+
 @auth_router.post("/logout", status_code=status.HTTP_204_NO_CONTENT)
-def logout(user: CurrentUser, cfg: SettingsDep, response: Response) -> None:
-    """End the browser session (needs the CSRF token like every cookie post)."""
-    auth.end_session(response, cfg=cfg)
+def logout(
+    request: Request, user: CurrentUser, session: SessionDep, cfg: SettingsDep, response: Response
+) -> None:
+    """End the browser session, on the server too (needs the CSRF token like every cookie
+    post): the cookie, even if kept, no longer opens anything."""
+    auth.end_session(request, response, session=session, cfg=cfg)
+    session.commit()
 
 
 @auth_router.get("/csrf", response_model=CsrfOut)

@@ -1,19 +1,20 @@
-"""Accounts, password checks and API tokens (keyword-only functions)."""
+"""Accounts, password checks, browser sessions and API tokens (keyword-only functions)."""
 
 from __future__ import annotations
 
 import hashlib
 import re
 import secrets
+from datetime import timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from foldwise.service.db import utcnow
 from foldwise.service.errors import ConflictError, InvalidInputError, NotFoundError
-from foldwise.service.users.models import ApiToken, User
+from foldwise.service.users.models import ApiToken, BrowserSession, User
 from foldwise.service.users.schemas import USER_NAME_PATTERN
 
 _hasher = PasswordHasher()
@@ -46,9 +47,55 @@ def create_user(*, session: Session, name: str, password: str | None = None) -> 
 
 
 def set_password(*, session: Session, user: User, password: str) -> None:
-    """Replace the user's password (this also ends their browser sessions)."""
+    """Replace the user's password and end their browser sessions."""
     user.password_hash = _hasher.hash(password)
+    close_all_browser_sessions(session=session, user=user)
+
+
+def open_browser_session(*, session: Session, user: User, max_age_seconds: int) -> str:
+    """Start a browser session for ``user``; returns its id (for the signed cookie).
+
+    Also forgets the user's expired sessions, so rows do not pile up.
+    """
+    now = utcnow()
+    session.execute(
+        delete(BrowserSession).where(
+            BrowserSession.user_id == user.id, BrowserSession.expires_at <= now
+        )
+    )
+    session_id = secrets.token_urlsafe(32)
+    session.add(
+        BrowserSession(
+            id_hash=hash_token(session_id),
+            user_id=user.id,
+            expires_at=now + timedelta(seconds=max_age_seconds),
+        )
+    )
     session.flush()
+    return session_id
+
+
+def user_for_browser_session(*, session: Session, session_id: str) -> User | None:
+    """The user of a live browser session, ``None`` if it ended or expired."""
+    return session.scalar(
+        select(User)
+        .join(BrowserSession, BrowserSession.user_id == User.id)
+        .where(BrowserSession.id_hash == hash_token(session_id))
+        .where(BrowserSession.expires_at > utcnow())
+    )
+
+
+def close_browser_session(*, session: Session, session_id: str) -> None:
+    """End one browser session (logout)."""
+    session.execute(delete(BrowserSession).where(BrowserSession.id_hash == hash_token(session_id)))
+    session.flush()
+
+
+def close_all_browser_sessions(*, session: Session, user: User) -> int:
+    """End every browser session of ``user``; returns how many there were."""
+    result = session.execute(delete(BrowserSession).where(BrowserSession.user_id == user.id))
+    session.flush()
+    return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
 def authenticate(*, session: Session, name: str, password: str) -> User | None:
