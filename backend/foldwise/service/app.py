@@ -21,6 +21,7 @@ from foldwise.service.folders.routes import router as folders_router
 from foldwise.service.imports.routes import router as imports_router
 from foldwise.service.json_input import StrictJson
 from foldwise.service.limits import BodySizeLimit
+from foldwise.service.rate_limits import Limits
 from foldwise.service.recluster import hooks as recluster_hooks
 from foldwise.service.recluster.routes import router as recluster_router
 from foldwise.service.search.routes import router as search_router
@@ -39,7 +40,7 @@ class Health(BaseModel):
 
 async def _service_error(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ServiceError)
-    return JSONResponse({"detail": exc.message}, status_code=exc.status_code)
+    return JSONResponse({"detail": exc.message}, status_code=exc.status_code, headers=exc.headers)
 
 
 async def _integrity_error(_request: Request, _exc: Exception) -> JSONResponse:
@@ -76,6 +77,7 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
     app.state.settings = cfg
     app.state.engine = engine
     app.state.session_factory = factory
+    app.state.limits = Limits(cfg)
     app.add_middleware(StrictJson)  # inside BodySizeLimit, which bounds what it reads
     app.add_middleware(BodySizeLimit, max_bytes=cfg.max_archive_bytes + cfg.max_batch_bytes)
     app.add_middleware(SecurityHeaders)  # outermost: also on the 413s and 422s above

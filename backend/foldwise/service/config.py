@@ -97,6 +97,19 @@ class Settings(BaseSettings):
     #: The ``Secure`` flag on cookies; unset means on in production (served over HTTPS).
     cookie_secure: bool | None = None
 
+    # Rate limits (rate_limits.py): a burst, then a refill per minute.
+    #: Failed logins per account, and per client address.
+    login_failures_burst: int = Field(default=10, gt=0)
+    login_failures_per_minute: float = Field(default=2.0, gt=0)
+    login_address_failures_burst: int = Field(default=50, gt=0)
+    login_address_failures_per_minute: float = Field(default=10.0, gt=0)
+    #: API tokens created per user.
+    token_creation_burst: int = Field(default=10, gt=0)
+    token_creation_per_minute: float = Field(default=2.0, gt=0)
+    #: Upload and import requests per user (a batch or an archive is one request).
+    upload_burst: int = Field(default=2000, gt=0)
+    upload_per_minute: float = Field(default=3000.0, gt=0)
+
     # Ingestion limits (bytes unless named otherwise).
     max_document_bytes: int = Field(default=20 * MiB, gt=0)
     max_text_chars: int = Field(default=5_000_000, gt=0)

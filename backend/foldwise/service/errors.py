@@ -7,6 +7,8 @@ class ServiceError(Exception):
     """Base of the errors a client caused; ``status_code`` is the HTTP answer."""
 
     status_code = 400
+    #: Extra HTTP headers of the answer (e.g. ``Retry-After``).
+    headers: dict[str, str] = {}  # noqa: RUF012 - read-only default, replaced per instance
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -53,3 +55,14 @@ class ForbiddenError(ServiceError):
     """Authenticated, but the request is not allowed (e.g. missing CSRF token)."""
 
     status_code = 403
+
+
+class RateLimitedError(ServiceError):
+    """Too many requests of one kind (rate_limits.py); says when to retry."""
+
+    status_code = 429
+
+    def __init__(self, message: str, retry_after_seconds: int) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+        self.headers = {"Retry-After": str(retry_after_seconds)}

@@ -21,6 +21,7 @@ from foldwise.service.documents.schemas import (
 )
 from foldwise.service.errors import InvalidInputError, NotFoundError, TooLargeError
 from foldwise.service.inputs import Offset, RowId
+from foldwise.service.rate_limits import LimitsDep
 from foldwise.service.users.auth import CurrentUser
 
 router = APIRouter(prefix="/api/documents", tags=["documents"])
@@ -75,9 +76,14 @@ def _set_status(response: Response, duplicate: bool) -> None:
 
 @router.post("", response_model=IngestResult, status_code=201, responses=_INGEST_ANSWERS)
 def post_document(
-    body: DocumentCreate, user: CurrentUser, session: SessionDep, response: Response
+    body: DocumentCreate,
+    user: CurrentUser,
+    limits: LimitsDep,
+    session: SessionDep,
+    response: Response,
 ) -> IngestResult:
     """Post one document as JSON text. A duplicate answers the stored document."""
+    limits.upload(user.id)
     document, duplicate = service.create_document(
         session=session,
         user=user,
@@ -95,6 +101,7 @@ def post_document(
 def upload_document(
     file: Annotated[UploadFile, File(description="txt, md, html, pdf, docx or eml")],
     user: CurrentUser,
+    limits: LimitsDep,
     session: SessionDep,
     cfg: SettingsDep,
     response: Response,
@@ -102,6 +109,7 @@ def upload_document(
     folder_id: Annotated[RowId | None, Form()] = None,
 ) -> IngestResult:
     """Post one document as a multipart file."""
+    limits.upload(user.id)
     data = _read_upload(file, cfg.max_document_bytes)
     document, duplicate = service.create_document(
         session=session,
@@ -119,9 +127,14 @@ def upload_document(
 
 @router.post("/batch", response_model=BatchResult, status_code=201, responses=_ERRORS)
 def post_batch(
-    body: DocumentBatchCreate, user: CurrentUser, session: SessionDep, cfg: SettingsDep
+    body: DocumentBatchCreate,
+    user: CurrentUser,
+    limits: LimitsDep,
+    session: SessionDep,
+    cfg: SettingsDep,
 ) -> BatchResult:
     """Post several JSON documents: all are checked first, then all stored, or none."""
+    limits.upload(user.id)
     size = sum(len(doc.text) for doc in body.documents)
     if size > cfg.max_batch_bytes:
         raise TooLargeError(
@@ -146,11 +159,13 @@ def post_batch(
 def upload_batch(
     files: Annotated[list[UploadFile], File(description="several files")],
     user: CurrentUser,
+    limits: LimitsDep,
     session: SessionDep,
     cfg: SettingsDep,
     folder_id: Annotated[RowId | None, Form()] = None,
 ) -> BatchResult:
     """Post several files: all are checked first, then all stored, or none."""
+    limits.upload(user.id)
     if len(files) > cfg.max_batch_documents:
         raise TooLargeError(f"{len(files)} files; a batch holds at most {cfg.max_batch_documents}")
     items, total = [], 0

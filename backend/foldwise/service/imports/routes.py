@@ -12,6 +12,7 @@ from foldwise.service.errors import TooLargeError
 from foldwise.service.imports import archive, service
 from foldwise.service.imports.schemas import ImportReport
 from foldwise.service.inputs import RowId
+from foldwise.service.rate_limits import LimitsDep
 from foldwise.service.users.auth import CurrentUser
 
 router = APIRouter(prefix="/api/import", tags=["import"])
@@ -32,9 +33,11 @@ def import_zip(
     user: CurrentUser,
     session: SessionDep,
     cfg: SettingsDep,
+    limits: LimitsDep,
     parent_id: Annotated[RowId | None, Form(description="folder to import under")] = None,
 ) -> ImportReport:
     """Import a zip: its folders and the documents in them, all or nothing."""
+    limits.upload(user.id)
     # A sync route: unpacking and extraction run in the threadpool, not on the event loop.
     data = file.file.read(cfg.max_archive_bytes + 1)
     if len(data) > cfg.max_archive_bytes:

@@ -22,8 +22,9 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from foldwise.service.config import Settings, SettingsDep
 from foldwise.service.db import SessionDep
 from foldwise.service.documents import service as documents
-from foldwise.service.errors import ServiceError
+from foldwise.service.errors import RateLimitedError, ServiceError
 from foldwise.service.inputs import RowId
+from foldwise.service.rate_limits import LimitsDep, client_address
 from foldwise.service.resources import shipped
 from foldwise.service.security_headers import content_security_policy
 from foldwise.service.ui import quality, similar
@@ -127,13 +128,14 @@ def login_submit(
     request: Request,
     session: SessionDep,
     cfg: SettingsDep,
+    limits: LimitsDep,
     name: Annotated[str, Form()] = "",
     password: Annotated[str, Form()] = "",
     next: Annotated[str, Form()] = "/",
     csrf_token: Annotated[str, Form()] = "",
 ) -> Response:
-    """Check the form's origin and the password; on success start the session and go to
-    ``next``."""
+    """Check the form's origin, the rate of failures and the password; on success start the
+    session and go to ``next``."""
     try:
         auth.check_login_origin(request, csrf_token, is_form=True)
     except ServiceError as exc:
@@ -145,10 +147,25 @@ def login_submit(
             name=name,
             status_code=exc.status_code,
         )
+    address = client_address(request)
+    try:
+        limits.check_login(name, address)
+    except RateLimitedError as exc:
+        page = _login_form(
+            request,
+            cfg,
+            next_page=next,
+            error=f"Too many failed attempts. Try again in {exc.retry_after_seconds} seconds.",
+            name=name,
+            status_code=exc.status_code,
+        )
+        page.headers.update(exc.headers)
+        return page
     user = None
     if name and password:
         user = users.authenticate(session=session, name=name, password=password)
     if user is None:
+        limits.login_failed(name, address)
         return _login_form(
             request,
             cfg,

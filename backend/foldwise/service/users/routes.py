@@ -14,6 +14,7 @@ from foldwise.service.config import Settings, SettingsDep
 from foldwise.service.db import SessionDep
 from foldwise.service.errors import InvalidInputError, UnauthorizedError
 from foldwise.service.inputs import RowId
+from foldwise.service.rate_limits import LimitsDep, client_address
 from foldwise.service.users import auth, service
 from foldwise.service.users.auth import CurrentUser
 from foldwise.service.users.models import User
@@ -78,20 +79,29 @@ async def _login_fields(request: Request) -> tuple[dict[str, Any], str | None]:
     "/login",
     response_model=LoginOut,
     openapi_extra=_LOGIN_BODY,
-    responses={401: {"description": "wrong name or password"}},
+    responses={
+        401: {"description": "wrong name or password"},
+        429: {"description": "too many failed logins; see Retry-After"},
+    },
 )
-async def login(request: Request, session: SessionDep, cfg: SettingsDep) -> Response:
-    """Start a browser session (JSON or form post). A form may name a local ``next`` page."""
+async def login(
+    request: Request, session: SessionDep, cfg: SettingsDep, limits: LimitsDep
+) -> Response:
+    """Start a browser session (JSON or form post). A form may name a local ``next`` page.
+    After too many failed attempts for the account or from the address: 429."""
     fields, next_page = await _login_fields(request)
     try:
         creds = LoginIn.model_validate(fields)
     except ValidationError as exc:
         raise InvalidInputError(f"invalid login: {exc.errors(include_url=False)}") from exc
+    address = client_address(request)
+    limits.check_login(creds.name, address)
     # argon2 is deliberately slow: verify in the threadpool, not on the event loop.
     user = await run_in_threadpool(
         service.authenticate, session=session, name=creds.name, password=creds.password
     )
     if user is None:
+        limits.login_failed(creds.name, address)
         raise UnauthorizedError("wrong name or password")
     # Only local paths: an open redirect would let other sites bounce users through Foldwise.
     if next_page and next_page.startswith("/") and not next_page.startswith("//"):
@@ -144,8 +154,12 @@ def list_tokens(user: CurrentUser, session: SessionDep) -> list[TokenRead]:
 
 
 @router.post("/tokens", response_model=TokenCreated, status_code=status.HTTP_201_CREATED)
-def create_token(body: TokenCreate, user: CurrentUser, session: SessionDep) -> TokenCreated:
-    """A new API token for the caller; the secret is in this answer only."""
+def create_token(
+    body: TokenCreate, user: CurrentUser, session: SessionDep, limits: LimitsDep
+) -> TokenCreated:
+    """A new API token for the caller; the secret is in this answer only (429 when too
+    many were made lately)."""
+    limits.create_token(user.id)
     token, secret = service.create_token(session=session, user=user, label=body.label)
     session.commit()
     return TokenCreated(**TokenRead.model_validate(token).model_dump(), token=secret)
