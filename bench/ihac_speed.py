@@ -31,11 +31,16 @@ def synthetic_corpus(n: int, seed: int = 0, n_terms: int = 5000):
     rows, cols, vals = [], [], []
     for i, f in enumerate(doc_folder):
         top = int(f) // 10
-        terms = np.concatenate([
-            rng.integers(0, n_terms, size=40),  # shared vocabulary
-            1000 + top * 100 + rng.integers(0, 100, size=8),  # top-folder topic
-            2000 + int(f) * 30 + rng.integers(0, 30, size=8),  # subfolder topic
-        ]) % n_terms
+        terms = (
+            np.concatenate(
+                [
+                    rng.integers(0, n_terms, size=40),  # shared vocabulary
+                    1000 + top * 100 + rng.integers(0, 100, size=8),  # top-folder topic
+                    2000 + int(f) * 30 + rng.integers(0, 30, size=8),  # subfolder topic
+                ]
+            )
+            % n_terms
+        )
         rows.extend([i] * terms.size)
         cols.extend(terms.tolist())
         vals.extend(rng.uniform(0.1, 1.0, size=terms.size).tolist())
@@ -69,8 +74,14 @@ def run(n: int) -> dict[str, float]:
     started = time.perf_counter()
     linkage(condensed, method="average")
     scipy_s = time.perf_counter() - started
-    result = {"n": n, "labeled": sum(p is not None for p in labels), "ihac_s": ihac_s,
-              "scipy_s": scipy_s, "peak_mb": memory.mb, "matrix_mb": matrix_mb}
+    result = {
+        "n": n,
+        "labeled": sum(p is not None for p in labels),
+        "ihac_s": ihac_s,
+        "scipy_s": scipy_s,
+        "peak_mb": memory.mb,
+        "matrix_mb": matrix_mb,
+    }
     try:
         import fastcluster
     except ImportError:
@@ -89,9 +100,11 @@ def run_biihac(n: int, r_max: int = 50) -> None:
     X, _, labels = synthetic_corpus(n, seed=1)
     started = time.perf_counter()
     model = BiiHAC(r_max=r_max).fit(X, labels)
-    print(f"biiHAC n={n} r_max={r_max}: {time.perf_counter() - started:.1f} s, "
-          f"{model.n_runs_} runs, cluster error {model.cluster_errors_[0]:.3f} -> "
-          f"{min(model.cluster_errors_):.3f}")
+    print(
+        f"biiHAC n={n} r_max={r_max}: {time.perf_counter() - started:.1f} s, "
+        f"{model.n_runs_} runs, cluster error {model.cluster_errors_[0]:.3f} -> "
+        f"{min(model.cluster_errors_):.3f}"
+    )
 
 
 def main() -> None:
@@ -101,14 +114,18 @@ def main() -> None:
     args = parser.parse_args()
     # Compile the kernel outside the timings.
     ihac_from_distances(cosine_distances(synthetic_corpus(50)[0]))
-    print("n      labeled  ihac_s  scipy_s  fastcluster_s  ihac/scipy  ihac/fc  peak_mb  "
-          "peak/matrix")
+    print(
+        "n      labeled  ihac_s  scipy_s  fastcluster_s  ihac/scipy  ihac/fc  peak_mb  peak/matrix"
+    )
     for n in (int(s) for s in args.sizes.split(",")):
         r = run(n)
-        print(f"{r['n']:<6} {r['labeled']:<8} {r['ihac_s']:<7.2f} {r['scipy_s']:<8.2f} "
-              f"{r['fastcluster_s']:<14.2f} {r['ihac_s'] / r['scipy_s']:<11.2f} "
-              f"{r['ihac_s'] / r['fastcluster_s']:<8.2f} {r['peak_mb']:<8.0f} "
-              f"{r['peak_mb'] / r['matrix_mb']:.2f}", flush=True)
+        print(
+            f"{r['n']:<6} {r['labeled']:<8} {r['ihac_s']:<7.2f} {r['scipy_s']:<8.2f} "
+            f"{r['fastcluster_s']:<14.2f} {r['ihac_s'] / r['scipy_s']:<11.2f} "
+            f"{r['ihac_s'] / r['fastcluster_s']:<8.2f} {r['peak_mb']:<8.0f} "
+            f"{r['peak_mb'] / r['matrix_mb']:.2f}",
+            flush=True,
+        )
     if args.biihac:
         run_biihac(args.biihac)
 

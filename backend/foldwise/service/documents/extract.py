@@ -19,6 +19,7 @@ from pathlib import PurePosixPath
 
 from bs4 import BeautifulSoup
 
+from foldwise.service.documents import sandbox
 from foldwise.service.errors import InvalidInputError, UnsupportedTypeError
 
 MEDIA_TYPES = {
@@ -32,6 +33,9 @@ MEDIA_TYPES = {
     ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     ".eml": "message/rfc822",
 }
+#: A PDF stream may inflate to 40 times the file's size (and to 8 MB whatever the size).
+_PDF_MAX_INFLATION = 40
+_PDF_MIN_INFLATED = 8 << 20
 _BY_MEDIA_TYPE = {v: k for k, v in reversed(MEDIA_TYPES.items())}
 SUPPORTED = ", ".join(sorted(MEDIA_TYPES))
 # A docx is a zip; refuse ones that would inflate beyond this (docx bombs).
@@ -88,17 +92,26 @@ def _html(data: bytes, filename: str) -> tuple[str, str | None]:
 
 
 def _pdf(data: bytes, filename: str) -> tuple[str, str | None]:
-    from pypdf import PdfReader
+    """Text and title of a PDF. Run it through ``sandbox.run_parser``: PDFs can hold bombs."""
+    from pypdf import PdfReader, apply_configuration
     from pypdf.errors import PyPdfError
 
     # pypdf logs warnings for every quirk of real-world files; they are not our errors.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
+    # An honest PDF's streams inflate a few times over; a bomb's, hundreds of times.
+    inflated_limit = max(_PDF_MIN_INFLATED, _PDF_MAX_INFLATION * len(data))
     try:
-        reader = PdfReader(io.BytesIO(data), strict=False)
-        if reader.is_encrypted:
-            raise InvalidInputError(f"{filename!r} is an encrypted PDF")
-        text = "\n".join(page.extract_text() or "" for page in reader.pages)
-        title = reader.metadata.title if reader.metadata else None
+        with apply_configuration(
+            zlib_maximum_output_length=inflated_limit,
+            lzw_maximum_output_length=inflated_limit,
+            run_length_maximum_output_length=inflated_limit,
+            brotli_maximum_output_length=inflated_limit,
+        ):
+            reader = PdfReader(io.BytesIO(data), strict=False)
+            if reader.is_encrypted:
+                raise InvalidInputError(f"{filename!r} is an encrypted PDF")
+            text = "\n".join(page.extract_text() or "" for page in reader.pages)
+            title = reader.metadata.title if reader.metadata else None
     except InvalidInputError:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
@@ -161,9 +174,9 @@ def extract(data: bytes, filename: str, media_type: str | None = None) -> Extrac
     elif suffix in (".html", ".htm"):
         text, title = _html(data, filename)
     elif suffix == ".pdf":
-        text, title = _pdf(data, filename)
+        text, title = sandbox.run_parser(_pdf, data, filename)
     elif suffix == ".docx":
-        text, title = _docx(data, filename)
+        text, title = sandbox.run_parser(_docx, data, filename)
     else:
         text, title = _eml(data, filename)
     text = text.replace("\x00", "")  # PostgreSQL text cannot hold NUL
