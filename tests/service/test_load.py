@@ -52,6 +52,11 @@ def test_ten_clients_post_a_hundred_documents(kind: str, tmp_path: Path) -> None
             jobs = server.call("GET", "/api/jobs").json()["items"]
             assert [(j["trigger"], j["state"]) for j in jobs] == [("auto", "queued")]
     finally:
-        if scratch:
-            with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+        _drop(scratch)
+
+
+def _drop(scratch: str | None) -> None:
+    """Drop the scratch PostgreSQL database of :func:`_database`, if one was made."""
+    if scratch:
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')

@@ -42,15 +42,27 @@ class Server:
         )
         self.token = made.stdout.decode().strip().splitlines()[-1]
         self.log_path = data / "serve.log"
-        self.log = open(self.log_path, "wb")  # noqa: SIM115 (closed in stop)
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.headers = {"Authorization": f"Bearer {self.token}"}
+        self._launch()
+
+    def _launch(self) -> None:
+        """Start ``foldwise serve`` on the data directory and wait until it answers."""
+        self.log = open(self.log_path, "ab")  # noqa: SIM115 (closed in stop)
         self.process = subprocess.Popen(
-            [*cli, "serve", "--port", str(self.port), "--no-migrate"],
+            [
+                sys.executable,
+                "-m",
+                "foldwise.cli",
+                "serve",
+                "--port",
+                str(self.port),
+                "--no-migrate",
+            ],
             env=self.env,
             stdout=self.log,
             stderr=subprocess.STDOUT,
         )
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.headers = {"Authorization": f"Bearer {self.token}"}
         self.client = httpx.Client(base_url=self.url, headers=self.headers, timeout=600)
         deadline = time.monotonic() + 60
         while True:
@@ -63,6 +75,17 @@ class Server:
                 self.stop()
                 raise RuntimeError(f"foldwise serve did not start; see {self.log_path}")
             time.sleep(0.2)
+
+    def kill(self) -> None:
+        """SIGKILL the server, as a crash or an OOM kill would (no cleanup runs)."""
+        self.process.kill()
+        self.process.wait()
+        self.client.close()
+        self.log.close()
+
+    def restart(self) -> None:
+        """Start the server again on the same data (after :meth:`kill` or :meth:`stop`)."""
+        self._launch()
 
     def stop(self) -> None:
         self.client.close()
