@@ -349,6 +349,14 @@ CASES: list[tuple[str, str, str, dict[str, Any], int, str]] = [
         "NUL",
     ),
     (
+        "NUL in a form title",
+        "POST",
+        "/api/documents/upload",
+        {"files": {"file": ("a.txt", b"text")}, "data": {"title": "a\x00b"}},
+        422,
+        "NUL",
+    ),
+    (
         "NaN in JSON",
         "POST",
         "/api/documents",

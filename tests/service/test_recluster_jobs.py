@@ -11,13 +11,14 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
+from foldwise.service.config import Settings
 from foldwise.service.critiques import service as critiques
 from foldwise.service.critiques.schemas import CloserCritique
 from foldwise.service.db import utcnow
 from foldwise.service.queue import EmbeddedWorker
 from foldwise.service.recluster import reaper
 from foldwise.service.recluster.models import ReclusterJob, TreeVersion
-from foldwise.service.recluster.runtime import Runtime
+from foldwise.service.recluster.runtime import Runtime, runtime_for
 from foldwise.service.users.models import User
 
 from .helpers import Api
@@ -257,3 +258,35 @@ def test_every_method_makes_a_tree(client: TestClient, rt: Runtime, worker: Embe
     versions = client.get("/api/tree/versions", headers=h).json()
     ignored = {v["method"]: v["stats"].get("triples_ignored", False) for v in versions}
     assert ignored == {m: m in ("divisive", "ggm") for m in methods}
+
+
+def test_automatic_recluster_requests_of_one_user_are_coalesced(
+    sqlite_settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Requests within a tenth of the debounce share one schedule task; a later one, another
+    user's, or one after a failed enqueue are asked again."""
+    runtime = runtime_for(sqlite_settings, fast_options(auto=True, debounce_seconds=5.0))
+    asked: list[int] = []
+    monkeypatch.setattr(runtime, "schedule_task", asked.append)
+    clock = [100.0]
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    runtime.request_auto(1)
+    runtime.request_auto(1)
+    runtime.request_auto(2)
+    clock[0] += 0.4
+    runtime.request_auto(1)
+    assert asked == [1, 2]
+    clock[0] += 0.7  # 1.1 s after the first: past the 0.5 s window
+    runtime.request_auto(1)
+    assert asked == [1, 2, 1]
+
+    def failing(user_id: int) -> None:
+        raise ConnectionError("queue down")
+
+    monkeypatch.setattr(runtime, "schedule_task", failing)
+    clock[0] += 1.0
+    with pytest.raises(ConnectionError):
+        runtime.request_auto(3)
+    monkeypatch.setattr(runtime, "schedule_task", asked.append)
+    runtime.request_auto(3)  # the failed request did not count
+    assert asked == [1, 2, 1, 3]

@@ -67,6 +67,8 @@ def prepare(
     cfg = settings_of(session)
     if (text is None) == (data is None):
         raise ValueError("give exactly one of text and data")
+    if title is not None and "\x00" in title:  # JSON is checked at the edge; forms are not
+        raise InvalidInputError("title contains a NUL character")
     if text is not None:
         if len(text) > cfg.max_text_chars:
             raise TooLargeError(
@@ -106,7 +108,7 @@ def prepare(
             )
     chosen = (
         (title or "").strip() or found.title or _title_from(found.text, name, cfg.max_title_chars)
-    )
+    ).replace("\x00", "")  # a title read from a file may hold NUL; PostgreSQL text cannot
     return Prepared(
         data=data,
         digest=content_hash(data),
