@@ -3,7 +3,9 @@ document panel, keyboard navigation and the errors shown in the page."""
 
 from __future__ import annotations
 
+import io
 import re
+import zipfile
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -257,3 +259,17 @@ def test_the_app_runs_under_its_content_security_policy(page: Page, user: str) -
     expect(page.locator("#user-name")).to_have_text(user)  # the modules ran
     expect(page.locator("#tree")).to_be_visible()
     assert violations == []
+
+
+def test_the_export_link_downloads_the_tree_as_a_zip(page: Page, user: str) -> None:
+    login(page, user)
+    import_corpus(page)
+    with page.expect_download() as download:
+        page.click("#export-link")
+    path = download.value.path()
+    assert path is not None
+    with zipfile.ZipFile(path) as exported:
+        names = exported.namelist()
+    with zipfile.ZipFile(io.BytesIO(corpus_zip(5))) as imported:
+        originals = sorted(n for n in imported.namelist() if not n.endswith("/"))
+    assert sorted(n for n in names if not n.endswith("/")) == originals

@@ -17,6 +17,7 @@ from foldwise.service.critiques.filing_routes import router as filing_router
 from foldwise.service.critiques.routes import router as critiques_router
 from foldwise.service.documents.routes import router as documents_router
 from foldwise.service.errors import ServiceError
+from foldwise.service.exports.routes import router as exports_router
 from foldwise.service.folders.routes import router as folders_router
 from foldwise.service.imports.routes import router as imports_router
 from foldwise.service.json_input import StrictJson
@@ -89,6 +90,7 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
         documents_router,
         folders_router,
         imports_router,
+        exports_router,
         search_router,
         recluster_router,
         critiques_router,

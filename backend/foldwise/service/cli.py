@@ -118,6 +118,29 @@ def register(app: typer.Typer) -> None:
             )
         typer.echo(f"{'would remove' if dry_run else 'removed'} {count} unreferenced file(s)")
 
+    @app.command("export")
+    def export_command(
+        target: Annotated[Path, typer.Argument(help="a new or empty directory")],
+        user: Annotated[str, typer.Option("--user", "-u", help="the owner")],
+        folder_id: Annotated[int | None, typer.Option(help="only this folder")] = None,
+    ) -> None:
+        """Write USER's folders and documents to TARGET: folders as directories, each original
+        file under its title. All or nothing; TARGET must not exist or be empty."""
+        from foldwise.service.db import SessionLocal
+        from foldwise.service.errors import ServiceError
+        from foldwise.service.exports import service
+
+        with SessionLocal() as session:
+            owner = _user_or_exit(session, user)
+            try:
+                entries = service.export_plan(session=session, user=owner, folder_id=folder_id)
+                files = service.write_directory(session=session, entries=entries, target=target)
+            except ServiceError as exc:
+                _echo_err(exc.message)
+                raise typer.Exit(1) from exc
+        folders = sum(entry.blob_path is None for entry in entries)
+        typer.echo(f"exported {files} document(s) in {folders} folder(s) to {target}")
+
     @app.command("import")
     def import_command(
         path: Annotated[Path, typer.Argument(help="a directory tree or a .zip file")],

@@ -34,10 +34,12 @@ class Entry:
 
 @dataclass
 class Listing:
-    """The files to import and the ones skipped (unsupported or hidden), by path."""
+    """The files to import, the folders to make even when empty (an exported tree keeps its
+    empty folders), and the files skipped (unsupported or hidden), by path."""
 
     entries: list[Entry] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    folders: list[tuple[str, ...]] = field(default_factory=list)
 
 
 def _safe_parts(name: str) -> tuple[str, ...]:
@@ -93,7 +95,11 @@ def read_zip(data: bytes, cfg: Settings) -> Listing:
                 )
             if info.flag_bits & 0x1:
                 raise InvalidInputError(f"archive member {info.filename!r} is encrypted")
-            if info.is_dir() or not parts:
+            if not parts:
+                continue
+            if info.is_dir():
+                if not any(p in _JUNK_PARTS or p.startswith(".") for p in parts):
+                    listing.folders.append(parts)
                 continue
             if parts in seen:
                 raise InvalidInputError(f"archive member {info.filename!r} appears twice")
@@ -152,6 +158,7 @@ def read_directory(root: Path, cfg: Settings) -> Listing:
             dirnames.remove(name)
             listing.skipped.append((here / name).relative_to(root).as_posix() + "/")
         dirnames.sort()
+        listing.folders.extend((here / name).relative_to(root).parts for name in dirnames)
         for name in sorted(filenames):
             path = here / name
             parts = path.relative_to(root).parts

@@ -48,11 +48,24 @@ def import_listing(
             exc.message = f"{where}: {exc.message}"
             raise
         prepared.append((entry.folders, doc))
+    for path in listing.folders:
+        where = as_posix(path)
+        if base_depth + len(path) > cfg.max_folder_depth:
+            raise InvalidInputError(
+                f"{where}: folders may be nested at most {cfg.max_folder_depth} deep"
+            )
+        try:
+            for name in path:
+                folders.clean_name(name)
+        except ServiceError as exc:
+            exc.message = f"{where}: {exc.message}"
+            raise
 
     counts: dict[str, int] = {}
 
     def apply(critique: Critique) -> list[tuple[int, int, int]]:
-        ids, made, reused = _make_folders(session, user, parent_id, [p for p, _ in prepared])
+        paths = [*listing.folders, *(p for p, _ in prepared)]
+        ids, made, reused = _make_folders(session, user, parent_id, paths)
         results = documents.store_many(
             session=session, user=user, items=[(doc, ids[path]) for path, doc in prepared]
         )

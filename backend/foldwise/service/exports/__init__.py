@@ -1,0 +1,1 @@
+"""Exports domain: the organised tree out again, as a zip or a directory."""
