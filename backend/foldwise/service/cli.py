@@ -141,6 +141,51 @@ def register(app: typer.Typer) -> None:
         folders = sum(entry.blob_path is None for entry in entries)
         typer.echo(f"exported {files} document(s) in {folders} folder(s) to {target}")
 
+    @app.command("watch")
+    def watch_command(
+        inbox: Annotated[Path, typer.Argument(help="the inbox directory")],
+        user: Annotated[str, typer.Option("--user", "-u", help="whose documents they become")],
+        interval: Annotated[float, typer.Option(help="seconds between scans", min=0.1)] = 2.0,
+        settle: Annotated[
+            float, typer.Option(help="seconds a file must stay unchanged", min=0.0)
+        ] = 2.0,
+        once: Annotated[bool, typer.Option(help="scan once, print what happened, exit")] = False,
+    ) -> None:
+        """Turn every file dropped in INBOX into an unfiled document of USER: stored files
+        move to INBOX/done/, refused ones to INBOX/failed/ with a .why.txt beside them."""
+        import dataclasses
+        import json
+        import logging
+
+        from foldwise.service.db import SessionLocal
+        from foldwise.service.inbox import watch as inbox_watch
+        from foldwise.service.recluster import hooks
+
+        if not inbox.is_dir():
+            _echo_err(f"{inbox} is not a directory")
+            raise typer.Exit(1)
+        hooks.install()  # new unfiled documents schedule a recluster, as uploads do
+        with SessionLocal() as session:
+            user_id = _user_or_exit(session, user).id
+        if once:
+            report = inbox_watch.scan_once(
+                sessions=SessionLocal, user_id=user_id, inbox=inbox, settle_seconds=settle
+            )
+            typer.echo(json.dumps(dataclasses.asdict(report)))
+            return
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+        _echo_err(f"watching {inbox} for {user!r} (Ctrl-C to stop)")
+        try:
+            inbox_watch.watch(
+                sessions=SessionLocal,
+                user_id=user_id,
+                inbox=inbox,
+                interval_seconds=interval,
+                settle_seconds=settle,
+            )
+        except KeyboardInterrupt:
+            _echo_err("stopped")
+
     @app.command("import")
     def import_command(
         path: Annotated[Path, typer.Argument(help="a directory tree or a .zip file")],

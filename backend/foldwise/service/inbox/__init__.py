@@ -1,0 +1,1 @@
+"""Inbox domain: files dropped in a directory become documents."""

@@ -1,0 +1,104 @@
+"""The inbox directory: complete files become documents, refused ones say why, and a
+restart never stores a file twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from foldwise.service.inbox.watch import scan_once
+
+from .helpers import Api, run_cli
+
+OLD = time.time() - 60
+
+
+def _drop(inbox: Path, name: str, data: bytes, *, complete: bool = True) -> Path:
+    path = inbox / name
+    path.write_bytes(data)
+    if complete:
+        os.utime(path, (OLD, OLD))
+    return path
+
+
+def _documents(client: TestClient, headers: dict[str, str]) -> list[dict[str, object]]:
+    items: list[dict[str, object]] = client.get("/api/documents", headers=headers).json()["items"]
+    return items
+
+
+def test_complete_files_are_stored_refused_ones_say_why_and_partial_ones_wait(
+    client: TestClient, api: Api, tmp_path: Path
+) -> None:
+    alice = api.user("alice")
+    user_id = client.get("/api/users/me", headers=alice).json()["id"]
+    sessions = client.app.state.session_factory  # type: ignore[attr-defined]
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    _drop(inbox, "invoice.txt", b"invoice for the car repair")
+    _drop(inbox, "tool.exe", b"MZ\x90\x00")
+    _drop(inbox, "empty.txt", b"")
+    _drop(inbox, "still-copying.txt", b"half of it", complete=False)
+    _drop(inbox, "download.pdf.part", b"%PDF-1.4 part")
+    _drop(inbox, ".hidden.txt", b"dotfile")
+
+    report = scan_once(sessions=sessions, user_id=user_id, inbox=inbox, settle_seconds=5)
+    assert report.stored == ["invoice.txt"]
+    assert set(report.failed) == {"tool.exe", "empty.txt"}
+    assert report.waiting == ["still-copying.txt"]
+    assert [d["title"] for d in _documents(client, alice)] == ["invoice"]
+    assert (inbox / "done" / "invoice.txt").read_bytes() == b"invoice for the car repair"
+    assert (inbox / "failed" / "tool.exe").exists()
+    assert report.failed["tool.exe"] in (inbox / "failed" / "tool.exe.why.txt").read_text()
+    assert ".exe" in report.failed["tool.exe"]
+    assert "empty" in (inbox / "failed" / "empty.txt.why.txt").read_text()
+    for untouched in ("still-copying.txt", "download.pdf.part", ".hidden.txt"):
+        assert (inbox / untouched).exists()
+
+    os.utime(inbox / "still-copying.txt", (OLD, OLD))  # the copy finished
+    again = scan_once(sessions=sessions, user_id=user_id, inbox=inbox, settle_seconds=5)
+    assert again.stored == ["still-copying.txt"] and not again.failed
+    assert len(_documents(client, alice)) == 2
+
+
+def test_a_file_stored_before_a_crash_is_not_stored_twice(
+    client: TestClient, api: Api, tmp_path: Path
+) -> None:
+    """Killed after storing but before moving the file: the restart sees a duplicate."""
+    alice = api.user("alice")
+    user_id = client.get("/api/users/me", headers=alice).json()["id"]
+    sessions = client.app.state.session_factory  # type: ignore[attr-defined]
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    _drop(inbox, "letter.txt", b"dear sir")
+    scan_once(sessions=sessions, user_id=user_id, inbox=inbox, settle_seconds=1)
+    (inbox / "done" / "letter.txt").rename(inbox / "letter.txt")  # as if never moved
+    _drop(inbox, "letter.txt", b"dear sir")
+    report = scan_once(sessions=sessions, user_id=user_id, inbox=inbox, settle_seconds=1)
+    assert report.duplicates == ["letter.txt"] and not report.stored
+    assert len(_documents(client, alice)) == 1
+    assert sorted(p.name for p in (inbox / "done").iterdir()) == [
+        "letter (2).txt",
+        "letter.txt",
+    ] or (sorted(p.name for p in (inbox / "done").iterdir()) == ["letter.txt"])
+
+
+def test_foldwise_watch_once_and_its_errors(
+    client: TestClient, api: Api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alice = api.user("alice")
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    _drop(inbox, "note.md", b"# a note")
+    done = run_cli(api, monkeypatch, "watch", str(inbox), "--user", "alice", "--once")
+    assert done.exit_code == 0, done.stderr
+    assert json.loads(done.stdout)["stored"] == ["note.md"]
+    assert [d["title"] for d in _documents(client, alice)] == ["note"]
+    missing = run_cli(api, monkeypatch, "watch", str(tmp_path / "nope"), "--user", "alice")
+    assert missing.exit_code == 1 and "not a directory" in missing.stderr
+    nobody = run_cli(api, monkeypatch, "watch", str(inbox), "--user", "nobody", "--once")
+    assert nobody.exit_code == 1 and "no user" in nobody.stderr
