@@ -26,19 +26,31 @@ def _drop(inbox: Path, name: str, data: bytes, *, complete: bool = True) -> Path
     return path
 
 
+@pytest.fixture
+def alices_inbox(
+    client: TestClient, api: Api, tmp_path: Path
+) -> tuple[dict[str, str], dict[str, object], Path]:
+    """Alice's headers, the ``scan_once`` arguments for her, and an empty inbox."""
+    alice = api.user("alice")
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    scan = {
+        "sessions": client.app.state.session_factory,  # type: ignore[attr-defined]
+        "user_id": client.get("/api/users/me", headers=alice).json()["id"],
+        "inbox": inbox,
+    }
+    return alice, scan, inbox
+
+
 def _documents(client: TestClient, headers: dict[str, str]) -> list[dict[str, object]]:
     items: list[dict[str, object]] = client.get("/api/documents", headers=headers).json()["items"]
     return items
 
 
 def test_complete_files_are_stored_refused_ones_say_why_and_partial_ones_wait(
-    client: TestClient, api: Api, tmp_path: Path
+    client: TestClient, alices_inbox: tuple[dict[str, str], dict[str, object], Path]
 ) -> None:
-    alice = api.user("alice")
-    user_id = client.get("/api/users/me", headers=alice).json()["id"]
-    sessions = client.app.state.session_factory  # type: ignore[attr-defined]
-    inbox = tmp_path / "inbox"
-    inbox.mkdir()
+    alice, scan, inbox = alices_inbox
     _drop(inbox, "invoice.txt", b"invoice for the car repair")
     _drop(inbox, "tool.exe", b"MZ\x90\x00")
     _drop(inbox, "empty.txt", b"")
@@ -46,7 +58,7 @@ def test_complete_files_are_stored_refused_ones_say_why_and_partial_ones_wait(
     _drop(inbox, "download.pdf.part", b"%PDF-1.4 part")
     _drop(inbox, ".hidden.txt", b"dotfile")
 
-    report = scan_once(sessions=sessions, user_id=user_id, inbox=inbox, settle_seconds=5)
+    report = scan_once(**scan, settle_seconds=5)  # type: ignore[arg-type]
     assert report.stored == ["invoice.txt"]
     assert set(report.failed) == {"tool.exe", "empty.txt"}
     assert report.waiting == ["still-copying.txt"]
@@ -60,25 +72,21 @@ def test_complete_files_are_stored_refused_ones_say_why_and_partial_ones_wait(
         assert (inbox / untouched).exists()
 
     os.utime(inbox / "still-copying.txt", (OLD, OLD))  # the copy finished
-    again = scan_once(sessions=sessions, user_id=user_id, inbox=inbox, settle_seconds=5)
+    again = scan_once(**scan, settle_seconds=5)  # type: ignore[arg-type]
     assert again.stored == ["still-copying.txt"] and not again.failed
     assert len(_documents(client, alice)) == 2
 
 
 def test_a_file_stored_before_a_crash_is_not_stored_twice(
-    client: TestClient, api: Api, tmp_path: Path
+    client: TestClient, alices_inbox: tuple[dict[str, str], dict[str, object], Path]
 ) -> None:
     """Killed after storing but before moving the file: the restart sees a duplicate."""
-    alice = api.user("alice")
-    user_id = client.get("/api/users/me", headers=alice).json()["id"]
-    sessions = client.app.state.session_factory  # type: ignore[attr-defined]
-    inbox = tmp_path / "inbox"
-    inbox.mkdir()
+    alice, scan, inbox = alices_inbox
     _drop(inbox, "letter.txt", b"dear sir")
-    scan_once(sessions=sessions, user_id=user_id, inbox=inbox, settle_seconds=1)
+    scan_once(**scan, settle_seconds=1)  # type: ignore[arg-type]
     (inbox / "done" / "letter.txt").rename(inbox / "letter.txt")  # as if never moved
     _drop(inbox, "letter.txt", b"dear sir")
-    report = scan_once(sessions=sessions, user_id=user_id, inbox=inbox, settle_seconds=1)
+    report = scan_once(**scan, settle_seconds=1)  # type: ignore[arg-type]
     assert report.duplicates == ["letter.txt"] and not report.stored
     assert len(_documents(client, alice)) == 1
     assert sorted(p.name for p in (inbox / "done").iterdir()) == [

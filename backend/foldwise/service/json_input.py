@@ -11,6 +11,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from foldwise.service.limits import send_json_error
+
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
@@ -89,7 +91,7 @@ class StrictJson:
         try:
             check_json(body)
         except BadJsonError as exc:
-            await _answer_422(send, str(exc))
+            await send_json_error(send, 422, str(exc))
             return
         replayed = False
 
@@ -101,18 +103,3 @@ class StrictJson:
             return await receive()
 
         await self.app(scope, replay, send)
-
-
-async def _answer_422(send: Send, detail: str) -> None:
-    payload = json.dumps({"detail": detail}).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 422,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})

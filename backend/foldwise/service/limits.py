@@ -60,17 +60,22 @@ class BodySizeLimit:
                 raise
 
     async def _refuse(self, send: Send) -> None:
-        body = json.dumps(
-            {"detail": f"request body is over the limit of {self.max_bytes} bytes"}
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                ],
-            }
+        await send_json_error(
+            send, 413, f"request body is over the limit of {self.max_bytes} bytes"
         )
-        await send({"type": "http.response.body", "body": body})
+
+
+async def send_json_error(send: Send, status: int, detail: str) -> None:
+    """Answer ``{"detail": detail}`` with ``status`` from ASGI middleware (before any route)."""
+    body = json.dumps({"detail": detail}).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
