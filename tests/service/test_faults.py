@@ -110,6 +110,8 @@ def test_kill_9_mid_zip_import_and_mid_batch_then_restart(kind: str, tmp_path: P
 @pytest.mark.slow
 def test_jobs_critiques_and_tree_versions_survive_a_kill_9(tmp_path: Path) -> None:
     with Server(tmp_path / "data", env={"FOLDWISE_RECLUSTER_AUTO": "false"}) as server:
+        # No secret configured: the first start made this install's own.
+        secret = (tmp_path / "data" / "secret_key").read_text()
         letters = server.call("POST", "/api/folders", json={"name": "letters"}).json()["id"]
         recipes = server.call("POST", "/api/folders", json={"name": "recipes"}).json()["id"]
         for index in range(6):
@@ -141,3 +143,4 @@ def test_jobs_critiques_and_tree_versions_survive_a_kill_9(tmp_path: Path) -> No
         assert server.call("GET", "/api/critiques").json() == before["critiques"]
         assert after_tree["version"] == before["version"] >= 1
         assert after_tree.get("placements") == before["placements"]
+        assert (tmp_path / "data" / "secret_key").read_text() == secret  # sessions survive too

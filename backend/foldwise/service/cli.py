@@ -62,10 +62,13 @@ def register(app: typer.Typer) -> None:
         from foldwise.service.app import create_app
         from foldwise.service.config import settings
         from foldwise.service.queue import EmbeddedWorker, default_huey, load_task_modules
+        from foldwise.service.users.auth import signing_secret
 
         if migrate:
             migrations.upgrade()
         _reclaim_crashed_writes()
+        # Made on the first start (when none is configured), so every later process agrees.
+        signing_secret(settings)
         embedded = None
         if worker:
             load_task_modules(settings)
