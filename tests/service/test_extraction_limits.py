@@ -50,3 +50,22 @@ def test_an_uploaded_bomb_is_a_422_and_stores_nothing(client: TestClient, api: A
     assert response.status_code == 422
     assert "bomb.pdf" in response.json()["detail"]
     assert api.snapshot() == before
+
+
+def test_large_html_goes_to_the_child_and_small_html_stays_in_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sandboxed: list[str] = []
+    run_parser = sandbox.run_parser
+
+    def spy(parse, data, filename):  # type: ignore[no-untyped-def]
+        sandboxed.append(filename)
+        return run_parser(parse, data, filename)
+
+    monkeypatch.setattr(sandbox, "run_parser", spy)
+    small = b"<html><head><title>Small</title></head><body><p>tiny page</p></body></html>"
+    big = b"<html><head><title>Big</title></head><body>" + b"<p>many words here</p>" * 20000
+    assert extract(small, "small.html").title == "Small"
+    extracted = extract(big + b"</body></html>", "big.html")
+    assert extracted.title == "Big" and "many words here" in extracted.text
+    assert sandboxed == ["big.html"]
