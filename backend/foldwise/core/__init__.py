@@ -48,8 +48,10 @@ from foldwise.core._hierarchy import FolderPath, Hierarchy, folder_paths_of
 from foldwise.core._ihac import cosine_distances, hac_linkage, ihac_from_distances, ihac_linkage
 from foldwise.core._placement import FolderPlacement, Placement
 from foldwise.core._rand import adjusted_rand_index, corrected_rand_index, rand_index
+from foldwise.core._registry import ESTIMATORS
 
 __all__ = [
+    "ESTIMATORS",
     "HAC",
     "IHAC",
     "BiHAC",

@@ -181,7 +181,13 @@ class ConstrainedDivisive(BaseEstimator):
         self.cannot_link = cannot_link
         self.metric = metric
 
-    def fit(self, X: Any, y: Sequence[FolderPath | None] | None = None) -> ConstrainedDivisive:
+    #: 002 takes its constraints from the labels (and ``must_link`` / ``cannot_link``);
+    #: explicit MLB triples are accepted by :meth:`fit` for the common signature, not used.
+    ignores_triples = True
+
+    def fit(
+        self, X: Any, y: Sequence[FolderPath | None] | None = None, triples: Any = None
+    ) -> ConstrainedDivisive:
         """Build the dendrogram.
 
         Parameters
@@ -190,6 +196,8 @@ class ConstrainedDivisive(BaseEstimator):
             Documents (e.g. tf-idf rows), or distances if ``metric="precomputed"``.
         y : sequence of tuple of str or None, length n_samples, optional
             Folder path of each document, ``None`` for unlabeled documents.
+        triples : ignored
+            The estimators' common ``fit(X, y, triples)`` signature; see ``ignores_triples``.
 
         Returns
         -------

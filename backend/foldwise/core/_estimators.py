@@ -27,6 +27,9 @@ Triples = Iterable[Iterable[int]] | None
 
 
 class _Dendrogram(ClusterMixin, BaseEstimator):
+    #: Whether ``fit`` leaves explicit MLB triples unused (the service reports it).
+    ignores_triples = False
+
     def _store(self, Z: NDArray[np.float64], violated: NDArray[np.int64] | None = None) -> None:
         self.linkage_ = Z
         self.children_ = Z[:, :2].astype(np.intp)
@@ -48,6 +51,8 @@ def _validate_docs(X: sp.spmatrix | NDArray[np.floating]) -> sp.spmatrix | NDArr
 
 class HAC(_Dendrogram):
     """Average-linkage HAC on cosine distances (the papers' baseline; ignores ``y``)."""
+
+    ignores_triples = True
 
     def fit(
         self, X: sp.spmatrix | NDArray[np.floating], y: Labels = None, triples: Triples = None

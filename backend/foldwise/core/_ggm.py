@@ -138,7 +138,13 @@ class ProbabilisticHierarchy(BaseEstimator):
         self.n_prototypes = n_prototypes
         self.random_state = random_state
 
-    def fit(self, X: Any, y: Sequence[Hashable | None] | None = None) -> ProbabilisticHierarchy:
+    #: 003's model learns from the labels alone: explicit MLB triples are accepted by
+    #: :meth:`fit` for the common signature, not used.
+    ignores_triples = True
+
+    def fit(
+        self, X: Any, y: Sequence[Hashable | None] | None = None, triples: Any = None
+    ) -> ProbabilisticHierarchy:
         """Fit the mixture and build the hierarchies.
 
         Parameters
@@ -147,6 +153,8 @@ class ProbabilisticHierarchy(BaseEstimator):
             Documents, e.g. tf-idf rows.
         y : sequence of hashable or None, length n_samples, optional
             Label of each document (e.g. its folder path), ``None`` for unlabeled ones.
+        triples : ignored
+            The estimators' common ``fit(X, y, triples)`` signature; see ``ignores_triples``.
 
         Returns
         -------

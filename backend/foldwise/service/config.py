@@ -28,7 +28,7 @@ class ReclusterSettings(BaseSettings):
     #: Wait this long after the last new document / critique before an automatic recluster,
     #: so that a batch of uploads or a burst of critiques costs one recluster, not many.
     debounce_seconds: float = Field(default=30.0, ge=0)
-    #: Default method (a key of ``core_adapter.METHODS``).
+    #: Default method (a key of ``foldwise.core.ESTIMATORS``).
     method: str = "biihac"
     #: Exemplars per folder: the ones nearest the folder centroid (docs/architecture.md sec. 5) ...
     exemplars_nearest: int = Field(default=6, ge=1)

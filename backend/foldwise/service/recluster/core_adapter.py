@@ -43,62 +43,32 @@ def stable_order(doc_ids: list[int]) -> list[int]:
     return sorted(doc_ids, key=lambda d: ((d * 2654435761) % 2**32, d))
 
 
-def _bihac_family(cls: type) -> Callable[[ReclusterSettings, Progress], Any]:
-    def make(options: ReclusterSettings, report: Progress) -> Any:
-        return cls(
+def _estimator(method: str, options: ReclusterSettings, report: Progress) -> Any:
+    """The core's estimator called ``method`` (``core.ESTIMATORS``), with the options and
+    progress reports its parameters take."""
+    cls = core.ESTIMATORS[method]
+    params: dict[str, Any] = {}
+    if method in ("bihac", "biihac"):
+        params.update(
             eta=options.eta,
             r_max=options.r_max,
             r_ni=options.r_ni,
             progress=lambda run, r_max: report("weights", {"run": run, "r_max": r_max}),
         )
+    if method in ("ihac", "biihac"):
 
-    return make
+        def merges(done: int, total: int) -> None:
+            report("cluster", {"merges_done": done, "merges_total": total})
 
-
-def _ihac(options: ReclusterSettings, report: Progress) -> Any:
-    return core.IHAC(
-        progress=lambda done, total: report("cluster", {"merges_done": done, "merges_total": total})
-    )
-
-
-class _WithoutTriples:
-    """Adapts estimators whose ``fit(X, y)`` takes no explicit triples (002, 003 methods)."""
-
-    ignores_triples = True
-
-    def __init__(self, estimator: Any) -> None:
-        self.estimator = estimator
-
-    def fit(self, X: Any, y: Any, triples: Any) -> Any:
-        return self.estimator.fit(X, y)
-
-
-#: Method name -> estimator factory ``(options, report) -> estimator with fit(X, y, triples)``.
-def _biihac(options: ReclusterSettings, report: Progress) -> Any:
-    return core.BiiHAC(
-        eta=options.eta,
-        r_max=options.r_max,
-        r_ni=options.r_ni,
-        progress=lambda run, r_max: report("weights", {"run": run, "r_max": r_max}),
-        cluster_progress=lambda done, total: report(
-            "cluster", {"merges_done": done, "merges_total": total}
-        ),
-    )
-
-
-METHODS: dict[str, Callable[[ReclusterSettings, Progress], Any]] = {
-    "biihac": _biihac,
-    "bihac": _bihac_family(core.BiHAC),
-    "ihac": _ihac,
-    "hac": lambda options, report: core.HAC(),
-    "divisive": lambda options, report: _WithoutTriples(core.ConstrainedDivisive()),
-    "ggm": lambda options, report: _WithoutTriples(core.ProbabilisticHierarchy(random_state=0)),
-}
+        params["cluster_progress" if method == "biihac" else "progress"] = merges
+    if method == "ggm":
+        params["random_state"] = 0
+    return cls(**params)
 
 
 def available_methods() -> list[str]:
     """The method names a recluster accepts."""
-    return sorted(METHODS)
+    return sorted(core.ESTIMATORS)
 
 
 @dataclass
@@ -549,12 +519,11 @@ def compute(
     inputs: ReclusterInput, *, method: str, options: ReclusterSettings, report: Progress
 ) -> ReclusterOutput:
     """Fit ``method`` on the inputs, then build the extended tree."""
-    estimator = METHODS[method](options, report)
+    estimator = _estimator(method, options, report)
     report("weights" if method in ("biihac", "bihac") else "cluster", {})
     estimator.fit(inputs.X, inputs.labels, inputs.triples)
-    fitted = getattr(estimator, "estimator", estimator)
-    Z = np.asarray(fitted.linkage_, dtype=np.float64)
-    weights = getattr(fitted, "weights_", None)
+    Z = np.asarray(estimator.linkage_, dtype=np.float64)
+    weights = getattr(estimator, "weights_", None)
     if weights is None or np.shape(weights) != (inputs.X.shape[1],):
         weights = np.ones(inputs.X.shape[1])
     report("extended_tree", {})
@@ -562,11 +531,11 @@ def compute(
     stats = dict(inputs.stats)
     stats["n_documents"] = len(inputs.doc_ids)
     stats["explicit_triples_closed"] = len(inputs.triples)
-    if getattr(estimator, "ignores_triples", False):
+    if estimator.ignores_triples:
         stats["triples_ignored"] = True
     for name in ("n_runs_", "cluster_errors_"):
-        if hasattr(fitted, name):
-            value = getattr(fitted, name)
+        if hasattr(estimator, name):
+            value = getattr(estimator, name)
             stats[name.rstrip("_")] = (
                 [float(v) for v in value] if name == "cluster_errors_" else int(value)
             )
