@@ -24,6 +24,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TextIO
 
 WRITERS_DIR = ".writers"
 
@@ -45,6 +46,7 @@ class Writer:
         self.journal.touch()
         os.replace(pending, self.directory / f"{self.id}.lock")
         self._mutex = threading.Lock()
+        self._out: TextIO | None = None
 
     @property
     def temp_prefix(self) -> str:
@@ -54,8 +56,13 @@ class Writer:
     def record(self, relatives: Iterable[str]) -> None:
         """Journal blob paths (relative to the root) before they are written or reused."""
         lines = "".join(f"{r}\n" for r in relatives)
-        with self._mutex, self.journal.open("a", encoding="ascii") as out:
-            out.write(lines)
+        with self._mutex:
+            # Kept open: one write per upload, flushed to the kernel (a kill -9 loses
+            # nothing the kernel has; an OS crash is left to gc-blobs' age rule).
+            if self._out is None:
+                self._out = self.journal.open("a", encoding="ascii")
+            self._out.write(lines)
+            self._out.flush()
 
     def written(self) -> None:
         """Mark the journal as newer than every blob this writer finished writing."""
@@ -68,11 +75,10 @@ _writers_mutex = threading.Lock()
 
 def writer_for(root: Path) -> Writer:
     """This process's writer under ``root`` (a new one after a fork: locks are per process)."""
-    key = root.resolve()
     with _writers_mutex:
-        writer = _writers.get(key)
+        writer = _writers.get(root)
         if writer is None or writer.pid != os.getpid():
-            writer = _writers[key] = Writer(root)
+            writer = _writers[root] = Writer(root)
         return writer
 
 
