@@ -75,8 +75,12 @@ def test_compose_and_dockerfile_run_real_commands() -> None:
 
     root = Path(__file__).resolve().parents[2]
     compose = yaml.safe_load((root / "docker-compose.yml").read_text())
-    assert set(compose["services"]) == {"db", "redis", "api", "worker"}
+    assert set(compose["services"]) == {"db", "redis", "api", "worker", "inbox"}
     commands = [compose["services"][s]["command"] for s in ("api", "worker")]
+    # The inbox runs through sh for its user variable; the command inside must parse.
+    inbox = shlex.split(compose["services"]["inbox"]["command"][-1])
+    assert inbox[:4] == ["foldwise", "watch", "/inbox", "--user"]
+    commands.append([*inbox[:4], "alice"])
     commands.append(compose["services"]["worker"]["healthcheck"]["test"][1:])
     dockerfile = (root / "Dockerfile").read_text()
     cmd_line = next(line for line in dockerfile.splitlines() if line.startswith("CMD"))

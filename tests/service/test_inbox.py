@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
-from foldwise.service.inbox.watch import scan_once
+from foldwise.service.config import Settings
+from foldwise.service.inbox.watch import HEARTBEAT, scan_once
 
 from .helpers import Api, run_cli
 
@@ -110,3 +114,50 @@ def test_foldwise_watch_once_and_its_errors(
     assert missing.exit_code == 1 and "not a directory" in missing.stderr
     nobody = run_cli(api, monkeypatch, "watch", str(inbox), "--user", "nobody", "--once")
     assert nobody.exit_code == 1 and "no user" in nobody.stderr
+
+
+def test_the_watcher_keeps_scanning_and_beats(
+    client: TestClient, api: Api, settings: Settings, tmp_path: Path
+) -> None:
+    """``foldwise watch`` as a process: files dropped while it runs are stored, it touches
+    its heartbeat (the Compose health check), and Ctrl-C stops it cleanly."""
+    alice = api.user("alice")
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    env = {
+        **os.environ,
+        "FOLDWISE_DATA_DIR": str(settings.data_dir),
+        "FOLDWISE_DATABASE_URL": settings.sqlalchemy_url,
+    }
+    watcher = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "foldwise.cli",
+            "watch",
+            str(inbox),
+            "--user",
+            "alice",
+            "--interval",
+            "0.2",
+            "--settle",
+            "0.3",
+        ],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _drop(inbox, "receipt.txt", b"receipt for new tyres", complete=False)
+        deadline = time.monotonic() + 60
+        while not (inbox / "done" / "receipt.txt").exists():
+            assert time.monotonic() < deadline, "the watcher stored nothing"
+            assert watcher.poll() is None, watcher.communicate()
+            time.sleep(0.1)
+        assert (inbox / HEARTBEAT).exists()
+        assert [d["title"] for d in _documents(client, alice)] == ["receipt"]
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        _, stderr = watcher.communicate(timeout=30)
+    assert watcher.returncode == 0, stderr
+    assert "stopped" in stderr

@@ -28,6 +28,8 @@ from foldwise.service.users.models import User
 log = logging.getLogger(__name__)
 
 DONE, FAILED = "done", "failed"
+#: Touched after every scan: a health check can tell a live watcher from a stuck one.
+HEARTBEAT = ".foldwise-watch"
 _PARTIAL_SUFFIXES = (".part", ".tmp", ".crdownload", ".download", "~")
 
 
@@ -127,4 +129,5 @@ def watch(
                 log.info("already stored: %s", name)
             for name, why in report.failed.items():
                 log.warning("refused %s: %s", name, why)
+            (inbox / HEARTBEAT).touch()
         time.sleep(interval_seconds)
