@@ -60,10 +60,14 @@ def check_json(body: bytes) -> None:
                 pending.append((item, f"{where}.{key}"))
 
 
+def media_type(content_type: str) -> str:
+    """``"application/json"`` of ``"Application/JSON; charset=utf-8"``: no parameters, lower."""
+    return content_type.split(";")[0].strip().lower()
+
+
 def _is_json(scope: Scope) -> bool:
-    content_type = dict(scope["headers"]).get(b"content-type", b"").decode("latin-1")
-    media_type = content_type.split(";")[0].strip().lower()
-    return media_type == "application/json" or media_type.endswith("+json")
+    kind = media_type(dict(scope["headers"]).get(b"content-type", b"").decode("latin-1"))
+    return kind == "application/json" or kind.endswith("+json")
 
 
 class StrictJson:

@@ -49,8 +49,7 @@ class RateLimiter:
             now = self._clock()
             tokens = self._level((action, key), rate, now)
         if tokens < 1:
-            wait = math.ceil((1 - tokens) / rate.per_second)
-            raise RateLimitedError(f"too many {what}; retry in {wait} s", wait)
+            raise _refusal(tokens, rate, what)
 
     def spend(self, action: str, key: str, rate: Rate, *, what: str) -> None:
         """Take one token, or raise ``RateLimitedError`` if there is none."""
@@ -59,16 +58,21 @@ class RateLimiter:
             tokens = self._level((action, key), rate, now)
             if tokens >= 1:
                 self._buckets[(action, key)] = (tokens - 1, now)
-                self._forget_full(now)
+                self._forget_idle(now)
                 return
-        wait = math.ceil((1 - tokens) / rate.per_second)
-        raise RateLimitedError(f"too many {what}; retry in {wait} s", wait)
+        raise _refusal(tokens, rate, what)
 
-    def _forget_full(self, now: float) -> None:
+    def _forget_idle(self, now: float) -> None:
         # Keep memory bounded: buckets idle for an hour are full again (every rate here
         # refills in minutes), and a missing bucket reads as full.
         if len(self._buckets) >= 10_000:
             self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < 3600}
+
+
+def _refusal(tokens: float, rate: Rate, what: str) -> RateLimitedError:
+    """The 429 for a bucket at ``tokens`` (< 1): retry once one token has refilled."""
+    wait = math.ceil((1 - tokens) / rate.per_second)
+    return RateLimitedError(f"too many {what}; retry in {wait} s", wait)
 
 
 def _per_minute(burst: int, per_minute: float) -> Rate:

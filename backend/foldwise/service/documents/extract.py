@@ -196,5 +196,6 @@ def extract(data: bytes, filename: str, media_type: str | None = None) -> Extrac
     text = text.replace("\x00", "")  # PostgreSQL text cannot hold NUL
     if not text.strip():
         raise InvalidInputError(f"no text could be extracted from {filename!r}")
-    title = re.sub(r"\s+", " ", title).strip() if title else None
+    # A title read from the file may hold NUL too (PDF metadata, an e-mail subject).
+    title = re.sub(r"\s+", " ", title.replace("\x00", "")).strip() if title else None
     return Extracted(text=text, title=title or None, media_type=MEDIA_TYPES[suffix])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -32,6 +33,13 @@ class Prepared:
     title: str
     filename: str
     media_type: str
+
+
+def _chunks(values: Iterable[str], size: int = 500) -> Iterator[list[str]]:
+    """``values`` (sorted) in lists of ``size``: IN lists stay short for every database."""
+    ordered = sorted(values)
+    for start in range(0, len(ordered), size):
+        yield ordered[start : start + size]
 
 
 def blob_store(session: Session) -> BlobStore:
@@ -108,7 +116,7 @@ def prepare(
             )
     chosen = (
         (title or "").strip() or found.title or _title_from(found.text, name, cfg.max_title_chars)
-    ).replace("\x00", "")  # a title read from a file may hold NUL; PostgreSQL text cannot
+    )
     return Prepared(
         data=data,
         digest=content_hash(data),
@@ -191,10 +199,8 @@ def store_many(
     """Store prepared documents with their (checked) folders; returns (document, duplicate)
     in order. A content that occurs twice is stored once and reported as a duplicate the
     second time. One query finds duplicates and one flush inserts the rest."""
-    digests = list({p.digest for p, _ in items})
     known: dict[str, Document] = {}
-    for start in range(0, len(digests), 500):  # keep IN lists short
-        chunk = digests[start : start + 500]
+    for chunk in _chunks({p.digest for p, _ in items}):
         known.update(
             (d.content_hash, d)
             for d in session.scalars(
@@ -335,9 +341,7 @@ def reclaim_crashed_writes(*, session: Session) -> int:
 
     def referenced(paths: set[str]) -> set[str]:
         found: set[str] = set()
-        ordered = sorted(paths)
-        for start in range(0, len(ordered), 500):  # keep IN lists short
-            chunk = ordered[start : start + 500]
+        for chunk in _chunks(paths):
             found.update(
                 session.scalars(
                     select(Document.blob_path).where(Document.blob_path.in_(chunk)).distinct()

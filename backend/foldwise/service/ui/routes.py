@@ -24,12 +24,11 @@ from foldwise.service.db import SessionDep
 from foldwise.service.documents import service as documents
 from foldwise.service.errors import RateLimitedError, ServiceError
 from foldwise.service.inputs import RowId
-from foldwise.service.rate_limits import LimitsDep, client_address
+from foldwise.service.rate_limits import LimitsDep
 from foldwise.service.resources import shipped
 from foldwise.service.security_headers import content_security_policy
 from foldwise.service.ui import quality, similar
 from foldwise.service.users import auth
-from foldwise.service.users import service as users
 from foldwise.service.users.auth import CurrentUser
 from foldwise.service.users.models import User
 
@@ -147,9 +146,10 @@ def login_submit(
             name=name,
             status_code=exc.status_code,
         )
-    address = client_address(request)
     try:
-        limits.check_login(name, address)
+        user = auth.attempt_login(
+            request, session=session, limits=limits, name=name, password=password
+        )
     except RateLimitedError as exc:
         page = _login_form(
             request,
@@ -161,11 +161,7 @@ def login_submit(
         )
         page.headers.update(exc.headers)
         return page
-    user = None
-    if name and password:
-        user = users.authenticate(session=session, name=name, password=password)
     if user is None:
-        limits.login_failed(name, address)
         return _login_form(
             request,
             cfg,

@@ -33,6 +33,7 @@ from sqlalchemy.orm import Session
 from foldwise.service.config import Settings, SettingsDep
 from foldwise.service.db import SessionDep
 from foldwise.service.errors import ForbiddenError, UnauthorizedError
+from foldwise.service.rate_limits import Limits, client_address
 from foldwise.service.users import service
 from foldwise.service.users.models import User
 
@@ -108,6 +109,20 @@ def start_session(
     # Readable by the page's scripts, which echo it in the X-CSRF-Token header.
     response.set_cookie(cfg.csrf_cookie, csrf, httponly=False, **common)
     return csrf
+
+
+def attempt_login(
+    request: Request, *, session: Session, limits: Limits, name: str, password: str
+) -> User | None:
+    """The user if ``password`` is theirs, else ``None`` (a failure counted against the
+    account and the client address); ``RateLimitedError`` after too many failures, before
+    the password is even checked. Slow on purpose (argon2): call it off the event loop."""
+    address = client_address(request)
+    limits.check_login(name, address)
+    user = service.authenticate(session=session, name=name, password=password) if password else None
+    if user is None:
+        limits.login_failed(name, address)
+    return user
 
 
 def set_login_csrf(response: Response, token: str, *, cfg: Settings) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from fastapi import APIRouter, Request, Response, status
@@ -14,7 +15,8 @@ from foldwise.service.config import Settings, SettingsDep
 from foldwise.service.db import SessionDep
 from foldwise.service.errors import InvalidInputError, UnauthorizedError
 from foldwise.service.inputs import RowId
-from foldwise.service.rate_limits import LimitsDep, client_address
+from foldwise.service.json_input import media_type
+from foldwise.service.rate_limits import LimitsDep
 from foldwise.service.users import auth, service
 from foldwise.service.users.auth import CurrentUser
 from foldwise.service.users.models import User
@@ -52,16 +54,15 @@ _LOGIN_BODY = {
 
 async def _login_fields(request: Request) -> tuple[dict[str, Any], str | None]:
     """The login's ``{name, password}`` and ``next`` page, checked against login CSRF."""
-    content_type = request.headers.get("content-type", "")
-    media_type = content_type.split(";")[0].strip().lower()
-    if media_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
+    kind = media_type(request.headers.get("content-type", ""))
+    if kind in ("application/x-www-form-urlencoded", "multipart/form-data"):
         form = await request.form()
         fields = {k: v for k, v in form.items() if isinstance(v, str)}
         auth.check_login_origin(request, fields.get(auth.CSRF_FIELD), is_form=True)
         return {k: fields[k] for k in ("name", "password") if k in fields}, fields.get("next")
     auth.check_login_origin(request, None, is_form=False)
     # Only a real JSON type: a cross-site form can post text/plain that parses as JSON.
-    if media_type != "application/json":
+    if kind != "application/json":
         raise InvalidInputError(
             "body must be JSON {name, password} with Content-Type: application/json, "
             "or the login form"
@@ -94,14 +95,18 @@ async def login(
         creds = LoginIn.model_validate(fields)
     except ValidationError as exc:
         raise InvalidInputError(f"invalid login: {exc.errors(include_url=False)}") from exc
-    address = client_address(request)
-    limits.check_login(creds.name, address)
     # argon2 is deliberately slow: verify in the threadpool, not on the event loop.
     user = await run_in_threadpool(
-        service.authenticate, session=session, name=creds.name, password=creds.password
+        functools.partial(
+            auth.attempt_login,
+            request,
+            session=session,
+            limits=limits,
+            name=creds.name,
+            password=creds.password,
+        )
     )
     if user is None:
-        limits.login_failed(creds.name, address)
         raise UnauthorizedError("wrong name or password")
     # Only local paths: an open redirect would let other sites bounce users through Foldwise.
     if next_page and next_page.startswith("/") and not next_page.startswith("//"):
