@@ -178,7 +178,13 @@ def run(
                 term_names=list(_model.vocabulary_),
                 placement=model,
             )
-            final = {p.document: p.folder for p in tree.placements}
+            # Filed as deep as the model is confident (003 eq. 9), or in a proposal.
+            final = {
+                p.document: p.confident_folder
+                if tree.folder(p.folder).kind == "existing"
+                else p.folder
+                for p in tree.placements
+            }
             add(
                 "tree_known",
                 setting,

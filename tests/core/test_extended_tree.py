@@ -54,10 +54,15 @@ def test_nothing_hidden_nothing_proposed():
     tree, _, _, truth, labels = _tree(3, set())
     assert tree.proposals() == []
     new = [i for i, f in enumerate(labels) if f is None]
-    folders = [tree.placement_of(i).folder for i in new]
+    folders = [tree.placement_of(i).confident_folder for i in new]
     # Never a wrong folder; only as deep as confident, and mostly all the way.
     assert all(truth[i][: len(f)] == f for i, f in zip(new, folders, strict=True))
     assert np.mean([f == truth[i] for i, f in zip(new, folders, strict=True)]) >= 0.85
+    # Shown in its most probable folder, which the confident depth lies on the path to.
+    for i in new:
+        p = tree.placement_of(i)
+        assert p.folder == p.best_existing
+        assert p.folder[: len(p.confident_folder)] == p.confident_folder
 
 
 def test_existing_folders_are_never_removed_renamed_or_emptied():
@@ -94,14 +99,24 @@ def test_every_new_document_is_placed_once_and_consistently():
             assert d not in holders, "a document sits in two folders"
             holders[d] = f.path
     placed = model.place(X)
+    P = model.predict_proba(X)
     for p in tree.placements:
         assert holders[p.document] == p.folder
         assert 0.0 <= p.confidence <= 1.0
+        assert p.confident_folder == placed.folder[p.document]
+        assert p.best_existing == placed.best_folder[p.document]
+        top, runner = np.sort(P[p.document])[::-1][:2]
+        assert p.margin == pytest.approx(top - runner)
+        assert p.pair_mass == pytest.approx(top + runner)
+        assert p.runner_up != p.best_existing
+        # The calibrated chance of being right (the service shows it).
+        assert p.best_confidence == pytest.approx(model.calibrated_confidence(top))
         if tree.folder(p.folder).kind == "proposed":
             # Only documents no existing folder claims go to a proposal.
             assert placed.best_confidence[p.document] < model.rho
         else:
-            assert p.folder == placed.folder[p.document]
+            assert p.folder == placed.best_folder[p.document]
+            assert p.confidence == p.best_confidence
 
 
 def test_explanations_are_terms_of_the_document():
@@ -273,3 +288,29 @@ def test_documents_the_novelty_model_calls_known_stay_out_of_proposals(seed):
     # A separate placement feature matrix must match the documents.
     with pytest.raises(ValueError, match="placement_features"):
         extended_tree(Z, X, labels, placement=model, placement_features=X[:-1])
+
+
+def test_flat_proposals_hold_their_whole_topic():
+    """``nested_proposals=False``: no proposed subfolders; each proposal holds exactly the
+    documents the nested tree spreads over its subtree, under the same name."""
+    split = 0
+    for seed in range(4):
+        X, names, truth = topic_corpus(seed=seed)
+        # Two hidden topics side by side: a nested tree splits some such proposals in two.
+        labels = label_some(truth, 5, {("music",), ("cooking",)}, seed=seed)
+        Z = linkage(pdist(X.toarray(), "cosine"), "average")
+        model = FolderPlacement().fit(X, labels)
+        nested = extended_tree(Z, X, labels, term_names=names, placement=model)
+        flat = extended_tree(
+            Z, X, labels, term_names=names, placement=model, nested_proposals=False
+        )
+        existing = {f.path for f in flat.existing()}
+        tops = [p for p in nested.proposals() if p.parent in existing]
+        split += len(nested.proposals()) > len(tops)
+        assert [p.path for p in flat.proposals()] == [p.path for p in tops]
+        for p in flat.proposals():
+            assert p.parent in existing
+            assert sorted(p.documents) == sorted(nested.subtree_documents(p.path))
+            for d in p.documents:
+                assert flat.placement_of(d).folder == p.path
+    assert split >= 1, "no nested proposal to flatten: the test would prove nothing"

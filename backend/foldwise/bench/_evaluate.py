@@ -145,7 +145,7 @@ def evaluate_run(
             confident = list(output.placements)
             for p in tree.placements:
                 output.placements[p.document] = p.best_existing
-                confident[p.document] = p.folder
+                confident[p.document] = p.confident_folder
     reference = Hierarchy.from_paths(truth)
     if output.linkage is not None:
         learned = Hierarchy.from_linkage(output.linkage)

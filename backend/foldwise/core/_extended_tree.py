@@ -87,22 +87,39 @@ class TreeFolder:
 
 @dataclass(frozen=True)
 class DocumentPlacement:
-    """Where one new document ends up, and why.
+    """Where one new document ends up, and why: everything the service shows of it.
 
     Attributes
     ----------
     document : int
         Row of ``X``.
     folder : FolderPath
-        Its folder in the extended tree (existing or proposed; ``()`` is the root).
+        Its folder in the extended tree: a proposed folder, or else its most probable
+        existing folder (``best_existing``), however uncertain. A person files a document
+        in one folder; the tree shows it there with ``confidence``.
     confidence : float
-        Posterior mass of the existing folder it is placed in or under (003 eq. 9); for a
-        document in a proposal, that of the proposal's parent.
+        For an existing folder, the probability that ``folder`` is right, calibrated on
+        held-out filed documents (``FolderPlacement.calibrated_confidence``: shown .9,
+        right at least 90% of the time). For a document in a proposal, the posterior mass
+        of the proposal's parent subtree (003 eq. 9).
     best_existing : FolderPath
-        The most probable existing folder, however uncertain.
+        The most probable existing folder.
+    best_confidence : float
+        The calibrated probability that ``best_existing`` is right (``confidence`` when
+        the document is placed there).
     terms : tuple of str
         The document's terms that add most to its weighted cosine with ``folder``'s
         documents.
+    confident_folder : FolderPath
+        The deepest existing folder the model is confident of (level assignment, 003 eq. 9:
+        the subtree's posterior mass exceeds ``rho``); ``()`` is the root.
+    runner_up : FolderPath or None
+        The second most probable existing folder (``None`` with a single folder).
+    margin : float or None
+        Posterior of ``best_existing`` minus that of ``runner_up``.
+    pair_mass : float or None
+        Posterior of ``best_existing`` plus that of ``runner_up``: how likely the document
+        belongs to one of the two (a "which is closer?" question about them is answerable).
     """
 
     document: int
@@ -110,6 +127,11 @@ class DocumentPlacement:
     confidence: float
     best_existing: FolderPath
     terms: tuple[str, ...] = ()
+    best_confidence: float = 0.0
+    confident_folder: FolderPath = ()
+    runner_up: FolderPath | None = None
+    margin: float | None = None
+    pair_mass: float | None = None
 
 
 @dataclass(frozen=True)
@@ -164,6 +186,7 @@ def extended_tree(
     max_labeled_share: float = 0.1,
     n_name_terms: int = 3,
     n_explain_terms: int = 5,
+    nested_proposals: bool = True,
 ) -> ExtendedTree:
     """Extend the person's folders with placed documents and proposed folders (001 Fig. 1).
 
@@ -209,6 +232,11 @@ def extended_tree(
         documents are filed ones ("almost only new documents").
     n_name_terms, n_explain_terms : int
         Terms in a proposal's name and in a placement's explanation.
+    nested_proposals : bool, default=True
+        Split a proposal into proposed subfolders where the dendrogram divides it like two
+        sibling folders of the person's hierarchy. ``False`` gives flat proposals: each
+        holds every document of its topic, under the same name (the service's choice,
+        docs/placement.md).
 
     Returns
     -------
@@ -295,12 +323,13 @@ def extended_tree(
             p.name for p in proposals if p.parent == parent
         }
         path = (*parent, _unique_name("-".join(terms), taken))
-        in_parts = {d for part in group.parts for d in part.members}
+        parts = group.parts if nested_proposals else ()
+        in_parts = {d for part in parts for d in part.members}
         docs = tuple(int(i) for i in members if int(i) not in in_parts)
         proposals.append(TreeFolder(path, "proposed", docs, terms, group.cohesion, group.affinity))
         for i in docs:
             in_proposal[i] = (path, group.parent)
-        for part in group.parts:
+        for part in parts:
             emit(part, path, centroid)
 
     for group in groups:
@@ -329,24 +358,43 @@ def extended_tree(
             targets[path] = label_sums[below].sum(axis=0) / max(label_counts[below].sum(), 1.0)
         return targets[path]
 
+    top2 = np.argsort(-proba, axis=1, kind="stable")[:, :2]
+    calibrated = placement.calibrated_confidence(proba.max(axis=1))
     for i in map(int, new):
         best = placed.best_folder[i]
+        runner = margin = pair_mass = None
+        if proba.shape[1] > 1:
+            j, k = top2[i]
+            runner = placement.folders_[k]
+            margin, pair_mass = float(proba[i, j] - proba[i, k]), float(proba[i, j] + proba[i, k])
         if i in in_proposal:
             path, above = in_proposal[i]
             below = np.array([f[: len(above)] == above for f in placement.folders_])
             conf = float(min(proba[i, below].sum(), 1.0))
-            centre = target(path)
         else:
-            path = placed.folder[i]
-            conf = float(placed.confidence[i])
-            # At the root the model is sure of nothing: explain its best guess instead.
-            centre = target(path if path else best)
+            # Shown in its most probable folder, with the calibrated chance of being right;
+            # the level assignment stays as the confident depth (``confident_folder``).
+            path = best
+            conf = float(calibrated[i])
             existing_docs.setdefault(path, []).append(i)
         # Terms adding most to the weighted cosine x . c (000 eq. 2): document terms only.
-        contrib = Xw[i].toarray().ravel() * centre
+        contrib = Xw[i].toarray().ravel() * target(path)
         order = np.argsort(-contrib, kind="stable")[:n_explain_terms]
         terms = tuple(names[t] for t in order if contrib[t] > 0)
-        placements.append(DocumentPlacement(i, path, conf, best, terms))
+        placements.append(
+            DocumentPlacement(
+                i,
+                path,
+                min(1.0, max(0.0, conf)),
+                best,
+                terms,
+                best_confidence=min(1.0, max(0.0, float(calibrated[i]))),
+                confident_folder=placed.folder[i],
+                runner_up=runner,
+                margin=margin,
+                pair_mass=pair_mass,
+            )
+        )
 
     folders = [TreeFolder(p, "existing", tuple(sorted(d))) for p, d in existing_docs.items()]
     folders += proposals

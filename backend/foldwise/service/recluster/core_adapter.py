@@ -343,16 +343,15 @@ def same_proposal(a: set[int], b: set[int]) -> bool:
     return bool(a and b) and len(a & b) >= SAME_PROPOSAL_OVERLAP * min(len(a), len(b))
 
 
-def _core_tree(
-    inputs: ReclusterInput, Z: np.ndarray, weights: np.ndarray, options: ReclusterSettings
-) -> tuple[list[Proposal], list[PlacementOut]]:
-    """The core's extended tree, mapped to proposals and placements over document ids.
+def _placement_model(inputs: ReclusterInput, options: ReclusterSettings) -> core.FolderPlacement:
+    """The recluster's one placement model, fitted on the placement features.
 
-    The placement model learns from every sampled filed document (``train_per_folder`` per
-    folder), not only the exemplars in the dendrogram, and from the person's critiques: moved
-    documents weigh ``move_weight``, and each answered "a is closer to b than to c" adds a
-    copy of ``a`` as an example of ``b``'s folder. The recluster's documents come first, in
-    the same order, so the core's row indices (and the explicit triples) agree.
+    It learns from every sampled filed document (``train_per_folder`` per folder), not only
+    the exemplars in the dendrogram, and from the person's critiques: moved documents weigh
+    ``move_weight``, and each answered "a is closer to b than to c" adds a copy of ``a`` as
+    an example of ``b``'s folder (``answer_weight``, 0 by default). The recluster's
+    documents come first, in the same order, so the core's row indices (and the explicit
+    triples) agree.
     """
     n = len(inputs.doc_ids)
     in_tree = set(inputs.rows)
@@ -361,9 +360,7 @@ def _core_tree(
     answered = [
         (r, f) for r, f in inputs.answered if f in inputs.paths and options.answer_weight > 0
     ]
-    X_place = inputs.X_place if inputs.X_place is not None else inputs.X_all
     fit_rows = list(inputs.rows) + extra + [r for r, _ in answered]
-    X_fit = X_place[fit_rows]
     labels_fit = (
         list(inputs.labels)
         + [inputs.paths[folder_of_row[r]] for r in extra]
@@ -379,12 +376,32 @@ def _core_tree(
     triples = np.asarray(inputs.triples, dtype=np.intp).reshape(-1, 3)
     # No biHAC weights: they live in the clustering's term space, and they lowered
     # placement (docs/placement.md); the model learns its own term weights.
-    model = core.FolderPlacement().fit(
-        X_fit,
+    return core.FolderPlacement().fit(
+        _placement_features(inputs)[fit_rows],
         labels_fit,
         triples=triples if len(triples) else None,
         sample_weight=sample_weight,
     )
+
+
+def _placement_features(inputs: ReclusterInput) -> sp.csr_matrix:
+    return inputs.X_place if inputs.X_place is not None else inputs.X_all
+
+
+def _served_tree(
+    inputs: ReclusterInput,
+    Z: np.ndarray,
+    weights: np.ndarray,
+    model: core.FolderPlacement,
+    options: ReclusterSettings,
+) -> tuple[list[Proposal], list[PlacementOut]]:
+    """The core's extended tree (flat proposals), over document ids.
+
+    The core decides every placement and proposal; here its row indices and folder paths
+    become ids, and the person's critiques of earlier proposals are honoured: a group the
+    person rejected is not proposed again, and a document taken out of a proposal stays out
+    of its successors (both by ``same_proposal``).
+    """
     tree = core.extended_tree(
         Z,
         inputs.X,
@@ -393,112 +410,59 @@ def _core_tree(
         term_names=inputs.terms,
         existing_folders=[inputs.paths[f] for f in inputs.folders],
         placement=model,
-        placement_features=X_place[inputs.rows],
+        placement_features=_placement_features(inputs)[inputs.rows],
         novelty_quantile=options.novelty_quantile,
+        nested_proposals=False,
     )
 
-    existing = {inputs.paths[f] for f in inputs.folders}
-
-    def folder_id(path: tuple[str, ...]) -> int | None:
-        # The nearest existing folder at or above ``path`` (a proposal's path ends in names).
-        path = tuple(path)
-        while path and path not in existing:
-            path = path[:-1]
+    def folder_id(path: tuple[str, ...] | None) -> int | None:
+        # Existing folder paths end in folder ids (``ReclusterInput.paths``).
         return int(path[-1]) if path else None
 
     proposals: list[Proposal] = []
-    kept: set[int] = set()  # documents of the proposals kept
     index_of: dict[tuple[str, ...], int] = {}
-    # Proposals may nest (a new topic with its own subtopics); the service keeps one level:
-    # each top-level proposal holds the documents of its whole subtree.
-    proposed = {p.path for p in tree.proposals()}
-
-    def top_proposal(path: tuple[str, ...]) -> tuple[str, ...]:
-        while path[:-1] in proposed:
-            path = path[:-1]
-        return path
-
     for p in tree.proposals():
-        if top_proposal(p.path) != p.path:
-            continue
-        ids = {inputs.doc_ids[i] for i in tree.subtree_documents(p.path)}
-        if not ids:
-            continue
+        ids = {inputs.doc_ids[i] for i in p.documents}
         if any(same_proposal(ids, g) for g in inputs.rejected):
             continue  # the person rejected (mostly) this group before
-        # A document the person took out of (the predecessor of) this proposal stays out.
         ids -= {d for d, taken_from in inputs.not_in if d in ids and same_proposal(ids, taken_from)}
         if not ids:
             continue
-        kept |= ids
-        parent = p.parent or ()
-        for q in proposed:
-            if top_proposal(q) == p.path:
-                index_of[q] = len(proposals)
+        index_of[p.path] = len(proposals)
         proposals.append(
             Proposal(
                 index=len(proposals),
-                parent_folder_id=folder_id(parent),
+                parent_folder_id=folder_id(p.parent),
                 name=p.name,
                 top_terms=list(p.terms),
                 document_ids=sorted(ids),
                 cohesion=round(float(p.cohesion or 0.0), 4),
             )
         )
-    new_rows = [i for i in range(n) if inputs.labels[i] is None]
-    proba = (
-        model.predict_proba(X_place[[inputs.rows[i] for i in new_rows]], rows=new_rows)
-        if new_rows
-        else None
-    )
-    column = {r: k for k, r in enumerate(new_rows)}
+    kept = {d for p in proposals for d in p.document_ids}
+    proposed = {p.path for p in tree.proposals()}
     placements = []
     for pl in tree.placements:
-        runner = margin = pair_mass = None
-        if proba is not None and proba.shape[1] > 1:
-            p = proba[column[pl.document]]
-            top2 = np.argsort(-p, kind="stable")[:2]
-            runner = folder_id(model.folders_[top2[1]])
-            margin = float(p[top2[0]] - p[top2[1]])
-            pair_mass = float(p[top2[0]] + p[top2[1]])
-            best = folder_id(model.folders_[top2[0]])
+        document_id = inputs.doc_ids[pl.document]
+        proposal = index_of.get(pl.folder) if document_id in kept else None
+        if proposal is None and pl.folder in proposed:
+            # Left out of its proposal by a critique: shown in its most probable folder.
+            folder, confidence = folder_id(pl.best_existing), pl.best_confidence
         else:
-            best = folder_id(pl.best_existing)
-        target = tuple(pl.folder)
-        proposal = index_of.get(target)
-        if inputs.doc_ids[pl.document] not in kept:
-            proposal = None
-        if proposal is None:
-            # Placed in its most probable folder, with that folder's posterior as confidence;
-            # the level assignment (003 eq. 9: the deepest folder whose subtree holds more
-            # than rho of the mass) is kept as the confident depth.
-            target = (
-                tuple(model.folders_[int(np.argmax(proba[column[pl.document]]))])
-                if (proba is not None)
-                else tuple(pl.best_existing)
-            )
-            # Shown as the calibrated chance of being right (issue: >= .9 shown, >= 90% right).
-            conf = (
-                float(model.calibrated_confidence(proba[column[pl.document]].max()))
-                if proba is not None
-                else 1.0
-            )
-        else:
-            conf = float(pl.confidence)
-        confident = tuple(pl.folder)
+            folder = None if proposal is not None else folder_id(pl.folder)
+            confidence = pl.confidence
         placements.append(
             PlacementOut(
-                document_id=inputs.doc_ids[pl.document],
-                folder_id=None if proposal is not None else folder_id(target),
+                document_id=document_id,
+                folder_id=folder,
                 proposal_index=proposal,
-                confidence=round(min(1.0, max(0.0, conf)), 4),
+                confidence=round(confidence, 4),
                 terms=list(pl.terms),
-                # For the "which is closer?" question: the two most probable folders.
-                runner_up_folder_id=runner,
-                margin=margin,
-                pair_mass=pair_mass,
-                best_folder_id=best,
-                confident_folder_id=folder_id(confident),
+                runner_up_folder_id=folder_id(pl.runner_up),
+                margin=pl.margin,
+                pair_mass=pl.pair_mass,
+                best_folder_id=folder_id(pl.best_existing),
+                confident_folder_id=folder_id(pl.confident_folder),
             )
         )
     return proposals, placements
@@ -518,16 +482,27 @@ class ReclusterOutput:
 def compute(
     inputs: ReclusterInput, *, method: str, options: ReclusterSettings, report: Progress
 ) -> ReclusterOutput:
-    """Fit ``method`` on the inputs, then build the extended tree."""
+    """Fit ``method`` on the inputs, then the placement model, then build the extended tree.
+
+    biiHAC fits a placement model of its own for self-labeling, on the dendrogram's
+    exemplars. Self-labels from this one (every sampled filed document, the classifier's
+    vocabulary) were tried: the model is sure of more documents, and on python-docs the
+    held-back asyncio pages were self-labeled into concurrent-execution and no longer
+    proposed (tests/service/test_recluster_story.py), also when documents its open-set test
+    rejects were kept out.
+    """
     estimator = _estimator(method, options, report)
     report("weights" if method in ("biihac", "bihac") else "cluster", {})
     estimator.fit(inputs.X, inputs.labels, inputs.triples)
+    model = _placement_model(inputs, options)
     Z = np.asarray(estimator.linkage_, dtype=np.float64)
     weights = getattr(estimator, "weights_", None)
     if weights is None or np.shape(weights) != (inputs.X.shape[1],):
         weights = np.ones(inputs.X.shape[1])
     report("extended_tree", {})
-    proposals, placements = _core_tree(inputs, Z, np.asarray(weights, dtype=np.float64), options)
+    proposals, placements = _served_tree(
+        inputs, Z, np.asarray(weights, dtype=np.float64), model, options
+    )
     stats = dict(inputs.stats)
     stats["n_documents"] = len(inputs.doc_ids)
     stats["explicit_triples_closed"] = len(inputs.triples)
