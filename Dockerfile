@@ -8,6 +8,12 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /build
 
+# OCR of scanned documents: Tesseract with English and German (docs/ocr.md). Another
+# language: add its tesseract-ocr-<code> package and FOLDWISE_OCR_LANGUAGES.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng tesseract-ocr-deu \
+    && rm -rf /var/lib/apt/lists/*
+
 # Dependencies first, so that code changes do not reinstall them.
 COPY pyproject.toml README.md setup.py ./
 COPY backend/foldwise/__init__.py backend/foldwise/__init__.py

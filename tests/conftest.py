@@ -1,8 +1,9 @@
 """Shared test configuration, and the one way a test gives up on a missing service.
 
-A test that needs something this machine may lack (Debian's chromium, PostgreSQL, Redis, the
-python-docs corpus, a dev tool) calls :func:`unavailable`: it skips, with the reason, on a
-developer's machine, and fails under ``CI=true``, so a CI run cannot pass by skipping.
+A test that needs something this machine may lack (Debian's chromium or Tesseract, PostgreSQL,
+Redis, the python-docs corpus, a dev tool) calls :func:`unavailable`: it skips, with the
+reason, on a developer's machine, and fails under ``CI=true``, so a CI run cannot pass by
+skipping.
 """
 
 from __future__ import annotations

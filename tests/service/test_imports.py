@@ -83,7 +83,7 @@ def test_import_under_a_folder_and_root_files(client: TestClient, api: Api) -> N
             "top.txt": b"top",
             "a/b/deep.md": b"deep",
             "a/mid.txt": b"mid",
-            "a/pic.png": b"\x89PNG",
+            "a/pic.gif": b"GIF89a",  # GIF is not read (PNG is: a scan)
             "__MACOSX/a/._mid.txt": b"junk",
             "a/.DS_Store": b"junk",
         }
@@ -92,7 +92,7 @@ def test_import_under_a_folder_and_root_files(client: TestClient, api: Api) -> N
     assert response.status_code == 201, response.text
     report = response.json()
     assert report["documents_created"] == 3
-    assert sorted(report["skipped"]) == ["__MACOSX/a/._mid.txt", "a/.DS_Store", "a/pic.png"]
+    assert sorted(report["skipped"]) == ["__MACOSX/a/._mid.txt", "a/.DS_Store", "a/pic.gif"]
     assert stored_paths(client, alice) == {
         "imported/top.txt",
         "imported/a/mid.txt",

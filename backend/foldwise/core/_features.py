@@ -17,6 +17,9 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 
+from foldwise.core import _language
+from foldwise.core._language import Analyzer
+
 # A token is a maximal run of letters and digits (underscores split identifiers); runs that
 # hold a digit never match because the look-arounds forbid a letter or digit on either side
 # (000 sec. 5.1: terms containing numbers are dropped).
@@ -40,18 +43,32 @@ class TextFeatures(TransformerMixin, BaseEstimator):
         Keep at most this many terms, the most frequent in the collection.
     sublinear_tf : bool, default=True
         Use ``1 + log(tf)``; long documents otherwise dominate cosine similarities.
-    stop_words : "english", a list of words, or None, default="english"
-        Words dropped before counting. Not in the papers; function words otherwise show up
-        as the terms that "explain" a placement, and dropping them raised iHAC's
+    stop_words : "auto", "english", a list of words, or None, default="auto"
+        Words dropped before counting; ``"auto"`` drops each document's own language's
+        (scikit-learn's list for English). Not in the papers; function words otherwise show
+        up as the terms that "explain" a placement, and dropping them raised iHAC's
         H-correlation on new python-docs documents from 0.66 to 0.70 (settings 1, 3).
     keep_digits : bool, default=False
         Keep terms with digits (000 sec. 5.1 drops them). The placement model keeps them:
         numbers often name what separates folders (docs/placement.md).
+    language : "auto" or an ISO 639-1 code of ``_language.LANGUAGES``, default="auto"
+        ``"auto"`` detects each document's language (py3langid); a code treats every
+        document as written in it (``"en"``: the features as before languages were known).
+    stem : "auto" or bool, default="auto"
+        Stem terms with the document's Snowball stemmer; ``"auto"`` stems every language
+        but English, whose features were tuned unstemmed (docs/languages.md).
 
     Attributes
     ----------
     vocabulary_ : ndarray of shape (n_terms,), str
-        The kept terms, in column order.
+        The kept terms as words a person reads, in column order: for a stem, the word that
+        produced it most often in the collection ("rechnungen" for "rechnung"), so that
+        explanations and proposal names show real words.
+    terms_ : ndarray of shape (n_terms,), str
+        The kept terms as matched (stems where stemmed), in column order.
+    languages_ : list of str, length n_docs
+        The language of each document of the collection the model was fitted on; a new
+        document whose language is unsure gets the most probable of these.
     idf_ : ndarray of shape (n_terms,)
     """
 
@@ -61,8 +78,10 @@ class TextFeatures(TransformerMixin, BaseEstimator):
         min_term_length: int = 3,
         max_terms: int = 5000,
         sublinear_tf: bool = True,
-        stop_words: str | list[str] | None = "english",
+        stop_words: str | list[str] | None = "auto",
         keep_digits: bool = False,
+        language: str = "auto",
+        stem: str | bool = "auto",
     ) -> None:
         self.min_term_count = min_term_count
         self.min_term_length = min_term_length
@@ -70,6 +89,8 @@ class TextFeatures(TransformerMixin, BaseEstimator):
         self.sublinear_tf = sublinear_tf
         self.stop_words = stop_words
         self.keep_digits = keep_digits
+        self.language = language
+        self.stem = stem
 
     def fit(self, texts: Sequence[str], y: object = None) -> TextFeatures:
         self._fit(texts)
@@ -83,24 +104,41 @@ class TextFeatures(TransformerMixin, BaseEstimator):
         """Tf-idf rows of shape (n_docs, n_terms), L2-normalised; zero rows stay zero."""
         if not hasattr(self, "vocabulary_"):
             raise ValueError("TextFeatures is not fitted yet; call fit first")
-        return self._weigh(self._counter.transform(_as_texts(texts)))
+        texts = _as_texts(texts)
+        languages = self._languages(texts, known=set(self.languages_))
+        pairs = zip(texts, languages, strict=True)
+        docs = [self._analyzer(t, lang, record=False) for t, lang in pairs]
+        return self._weigh(self._counter.transform(docs))
+
+    def _languages(self, texts: list[str], known: set[str] | None) -> list[str]:
+        if self.language != "auto":
+            return [self.language] * len(texts)
+        return _language.detect_all(texts, known)
 
     def _fit(self, texts: Sequence[str]) -> sp.csr_matrix:
         for name in ("min_term_count", "min_term_length", "max_terms"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.language != "auto" and self.language not in _language.LANGUAGES:
+            raise ValueError(
+                f"language must be 'auto' or one of {sorted(_language.LANGUAGES)}, "
+                f"got {self.language!r}"
+            )
+        if self.stem not in ("auto", True, False):
+            raise ValueError(f"stem must be 'auto', True or False, got {self.stem!r}")
         texts = _as_texts(texts)
         if not texts:
             raise ValueError("cannot build features from an empty collection")
         pattern = (_WORD_PATTERN if self.keep_digits else _TOKEN_PATTERN).replace(
             "{2,}", f"{{{max(self.min_term_length, 1)},}}"
         )
-        counter = CountVectorizer(
-            lowercase=True, token_pattern=pattern, stop_words=self.stop_words, dtype=np.float32
-        )
+        self.languages_ = self._languages(texts, known=None)
+        self._analyzer = Analyzer(pattern, self.stop_words, self.stem)
+        docs = [self._analyzer(t, lang) for t, lang in zip(texts, self.languages_, strict=True)]
+        counter = CountVectorizer(analyzer=_terms_of, dtype=np.float32)
         try:
-            counts = counter.fit_transform(texts).tocsc()
+            counts = counter.fit_transform(docs).tocsc()
         except ValueError as exc:  # sklearn: "empty vocabulary"
             raise ValueError(
                 "no usable terms: every document is empty or holds only short or numeric tokens"
@@ -113,11 +151,11 @@ class TextFeatures(TransformerMixin, BaseEstimator):
             keep = np.arange(terms.size)
         order = np.lexsort((terms[keep], -total[keep]))[: self.max_terms]
         keep = np.sort(keep[order])
-        self.vocabulary_ = terms[keep]
+        self.terms_ = terms[keep]
+        self.vocabulary_ = _readable(self.terms_, self._analyzer)
         self._counter = CountVectorizer(
-            lowercase=True,
-            token_pattern=pattern,
-            vocabulary={t: i for i, t in enumerate(self.vocabulary_)},
+            analyzer=_terms_of,
+            vocabulary={t: i for i, t in enumerate(self.terms_)},
             dtype=np.float32,
         )
         counts = counts[:, keep].tocsr()
@@ -128,6 +166,23 @@ class TextFeatures(TransformerMixin, BaseEstimator):
     def _weigh(self, counts: sp.spmatrix) -> sp.csr_matrix:
         X = self._tfidf.transform(counts)
         return sp.csr_matrix(X, dtype=np.float32)
+
+
+def _terms_of(terms: list[str]) -> list[str]:
+    # Documents reach CountVectorizer already analysed (per-language stop words and stems).
+    return terms
+
+
+def _readable(terms: np.ndarray, analyzer: Analyzer) -> np.ndarray:
+    """Each term's most frequent surface word; a word two stems share (across languages)
+    names only the first, the other keeps its stem, so that names stay unique."""
+    names, taken = [], set()
+    for term in terms:
+        word = analyzer.word_of(str(term))
+        word = word if word not in taken else str(term)
+        taken.add(word)
+        names.append(word)
+    return np.asarray(names, dtype=object)
 
 
 def _as_texts(texts: Sequence[str]) -> list[str]:

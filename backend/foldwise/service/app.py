@@ -22,6 +22,7 @@ from foldwise.service.folders.routes import router as folders_router
 from foldwise.service.imports.routes import router as imports_router
 from foldwise.service.json_input import StrictJson
 from foldwise.service.limits import BodySizeLimit
+from foldwise.service.ocr import hooks as ocr_hooks
 from foldwise.service.rate_limits import Limits
 from foldwise.service.recluster import hooks as recluster_hooks
 from foldwise.service.recluster.routes import router as recluster_router
@@ -99,6 +100,7 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
         app.include_router(router)
     # New unfiled documents schedule a debounced recluster (recluster/hooks.py).
     recluster_hooks.install()
+    ocr_hooks.install()
     mount_ui(app)
     openapi.install(app)
 

@@ -123,6 +123,15 @@ class Settings(BaseSettings):
     #: Per-entry compression ratio above which an entry counts as a zip bomb.
     max_compression_ratio: float = Field(default=200.0, gt=1)
     max_folder_depth: int = Field(default=32, gt=0)
+    # OCR of scans (docs/ocr.md).
+    #: Tesseract's program, a name on PATH or a path; not found: scans are stored without
+    #: text, marked "no text: OCR not installed".
+    tesseract_cmd: str = "tesseract"
+    #: Tesseract languages read on a scan, "+"-joined; those not installed are left out.
+    ocr_languages: str = "eng+deu"
+    #: CPU seconds and memory that OCR of one page may take (Tesseract inherits the limits).
+    ocr_page_cpu_seconds: int = Field(default=120, gt=0)
+    ocr_page_memory_bytes: int = Field(default=2048 * MiB, gt=0)
     max_page_size: int = Field(default=500, gt=0)
     #: Recluster knobs (``FOLDWISE_RECLUSTER_*``); a test or an app may pass its own to
     #: ``recluster.runtime.runtime_for``.

@@ -1,6 +1,7 @@
 """The queue tasks of the service (``settings.task_modules``): imported by ``foldwise worker``
 and by ``foldwise serve``'s embedded worker so that their tasks are registered."""
 
+from foldwise.service.ocr import hooks as ocr_hooks  # noqa: F401  (OCR of new scans)
 from foldwise.service.recluster import hooks  # noqa: F401  (automatic reclusters)
 from foldwise.service.recluster.runtime import runtime_for
 

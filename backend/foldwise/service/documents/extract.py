@@ -1,5 +1,9 @@
 """Text extraction from txt, md, html, pdf, docx and eml with well-kept libraries.
 
+Images (PNG, JPEG, TIFF) and PDFs without a text layer carry no text to extract: they are
+checked here (Pillow and pypdf, in the limited child) and their pages counted, and the OCR
+task reads them later (foldwise.service.ocr, docs/ocr.md).
+
 Every failure is a client error: ``UnsupportedTypeError`` (415) for file types Foldwise does
 not read,
 ``InvalidInputError`` (422) for corrupt, encrypted or empty files.
@@ -33,7 +37,18 @@ MEDIA_TYPES = {
     ".pdf": "application/pdf",
     ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     ".eml": "message/rfc822",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".tif": "image/tiff",
+    ".tiff": "image/tiff",
 }
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/tiff"})
+#: An image (or a TIFF page) of more pixels than this is refused: Pillow would need about
+#: 4 bytes a pixel, and Tesseract more (an A4 page at 600 dpi is 35 million pixels).
+MAX_IMAGE_PIXELS = 60_000_000
+#: Pages of a scan that are OCRed; a longer scan is refused rather than read for an hour.
+MAX_OCR_PAGES = 200
 #: HTML and e-mail up to this size are parsed in-process (bounded work), larger in the child.
 _IN_PROCESS_MAX_BYTES = 256 * 1024
 #: A PDF stream may inflate to 40 times the file's size (and to 8 MB whatever the size).
@@ -52,6 +67,8 @@ class Extracted:
     text: str
     title: str | None
     media_type: str
+    #: Pages to OCR: more than 0 for an image or a PDF without a text layer (``text`` is "").
+    ocr_pages: int = 0
 
 
 def suffix_for(filename: str, media_type: str | None = None) -> str:
@@ -94,8 +111,8 @@ def _html(data: bytes, filename: str) -> tuple[str, str | None]:
     return soup.get_text("\n", strip=True), title or None
 
 
-def _pdf(data: bytes, filename: str) -> tuple[str, str | None]:
-    """Text and title of a PDF. Run it through ``sandbox.run_parser``: PDFs can hold bombs."""
+def _pdf(data: bytes, filename: str) -> tuple[str, str | None, int]:
+    """Text, title and page count of a PDF. Run it in ``sandbox``: PDFs can hold bombs."""
     from pypdf import PdfReader, apply_configuration
     from pypdf.errors import PyPdfError
 
@@ -115,11 +132,47 @@ def _pdf(data: bytes, filename: str) -> tuple[str, str | None]:
                 raise InvalidInputError(f"{filename!r} is an encrypted PDF")
             text = "\n".join(page.extract_text() or "" for page in reader.pages)
             title = reader.metadata.title if reader.metadata else None
+            pages = len(reader.pages)
     except InvalidInputError:
         raise
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
         raise InvalidInputError(f"{filename!r} is not a readable PDF: {exc}") from exc
-    return text, title if isinstance(title, str) else None
+    return text, title if isinstance(title, str) else None, pages
+
+
+def _image(data: bytes, filename: str) -> int:
+    """Check an image and count its pages (TIFF frames); run it in ``sandbox``."""
+    from PIL import Image, UnidentifiedImageError
+
+    Image.MAX_IMAGE_PIXELS = MAX_IMAGE_PIXELS  # larger: DecompressionBombError (refused)
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            if image.format not in ("PNG", "JPEG", "TIFF", "MPO"):
+                raise InvalidInputError(f"{filename!r} is {image.format}, not PNG, JPEG or TIFF")
+            pages = _check_pages(getattr(image, "n_frames", 1), filename)
+            for page in range(pages):
+                image.seek(page)
+                if image.width * image.height > MAX_IMAGE_PIXELS:
+                    raise InvalidInputError(
+                        f"{filename!r} page {page + 1} has {image.width}x{image.height} "
+                        f"pixels; the limit is {MAX_IMAGE_PIXELS}"
+                    )
+                image.load()  # decodes: a truncated or corrupt file fails here, not in OCR
+    except InvalidInputError:
+        raise
+    except Image.DecompressionBombError as exc:
+        raise InvalidInputError(f"{filename!r} has too many pixels: {exc}") from exc
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError) as exc:
+        raise InvalidInputError(f"{filename!r} is not a readable image: {exc}") from exc
+    return int(pages)
+
+
+def _check_pages(pages: int, filename: str) -> int:
+    if pages > MAX_OCR_PAGES:
+        raise InvalidInputError(
+            f"{filename!r} is a scan of {pages} pages; at most {MAX_OCR_PAGES} are read"
+        )
+    return pages
 
 
 def _docx(data: bytes, filename: str) -> tuple[str, str | None]:
@@ -183,19 +236,27 @@ def extract(data: bytes, filename: str, media_type: str | None = None) -> Extrac
     if not data:
         raise InvalidInputError(f"{filename!r} is empty")
     title: str | None = None
+    pages = 0
     if suffix in (".txt", ".text", ".md", ".markdown"):
         text = _decode_text(data, filename)
     elif suffix in (".html", ".htm"):
         text, title = _bounded(_html, data, filename)
+    elif MEDIA_TYPES[suffix] in IMAGE_TYPES:
+        pages = sandbox.run_limited(_image, data, filename)
+        return Extracted(text="", title=None, media_type=MEDIA_TYPES[suffix], ocr_pages=pages)
     elif suffix == ".pdf":
-        text, title = sandbox.run_parser(_pdf, data, filename)
+        text, title, pages = sandbox.run_limited(_pdf, data, filename)
     elif suffix == ".docx":
         text, title = sandbox.run_parser(_docx, data, filename)
     else:
         text, title = _bounded(_eml, data, filename)
     text = text.replace("\x00", "")  # PostgreSQL text cannot hold NUL
-    if not text.strip():
-        raise InvalidInputError(f"no text could be extracted from {filename!r}")
     # A title read from the file may hold NUL too (PDF metadata, an e-mail subject).
     title = re.sub(r"\s+", " ", title.replace("\x00", "")).strip() if title else None
+    if not text.strip() and suffix == ".pdf" and pages > 0:
+        # No text layer: a scan. Its pages are OCRed by the worker.
+        ocr_pages = _check_pages(pages, filename)
+        return Extracted("", title or None, MEDIA_TYPES[suffix], ocr_pages=ocr_pages)
+    if not text.strip():
+        raise InvalidInputError(f"no text could be extracted from {filename!r}")
     return Extracted(text=text, title=title or None, media_type=MEDIA_TYPES[suffix])

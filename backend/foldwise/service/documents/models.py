@@ -9,6 +9,17 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from foldwise.service.db import Base, utcnow
 
+#: ``text_status`` values (docs/api.md, "Scanned documents"). Only "extracted" and
+#: "ocr_done" documents have text to cluster and place.
+EXTRACTED = "extracted"
+OCR_PENDING = "ocr_pending"
+OCR_RUNNING = "ocr_running"
+OCR_DONE = "ocr_done"
+OCR_MISSING = "no_text_ocr_missing"
+OCR_FAILED = "ocr_failed"
+TEXT_STATUSES = (EXTRACTED, OCR_PENDING, OCR_RUNNING, OCR_DONE, OCR_MISSING, OCR_FAILED)
+WITHOUT_TEXT = (OCR_PENDING, OCR_RUNNING, OCR_MISSING, OCR_FAILED)
+
 
 class Document(Base):
     """One document of one user; ``folder_id`` ``None`` means unfiled."""
@@ -18,6 +29,8 @@ class Document(Base):
         # The same content is stored once per user; a second upload is reported as duplicate.
         UniqueConstraint("user_id", "content_hash", name="uq_documents_user_id_content_hash"),
         Index("ix_documents_user_id_folder_id", "user_id", "folder_id"),
+        # The worker finds the scans still to read at start-up (ocr/tasks.py).
+        Index("ix_documents_text_status", "text_status"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -36,5 +49,14 @@ class Document(Base):
     size: Mapped[int] = mapped_column(Integer)
     #: Path of the original file relative to the blob directory.
     blob_path: Mapped[str] = mapped_column(String(200))
+    #: Where the text came from or why there is none (:data:`TEXT_STATUSES`).
+    text_status: Mapped[str] = mapped_column(
+        String(24), default=EXTRACTED, server_default=EXTRACTED
+    )
+    #: For a person: why there is no text ("no text: OCR not installed"), or what OCR did.
+    text_note: Mapped[str | None] = mapped_column(String(500), default=None)
+    #: OCR progress: pages read so far of the pages to read.
+    ocr_pages_done: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    ocr_pages_total: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)

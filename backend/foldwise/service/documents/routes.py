@@ -40,6 +40,9 @@ _INERT_TYPES = frozenset(
         "application/pdf",
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
         "message/rfc822",
+        "image/png",
+        "image/jpeg",
+        "image/tiff",
     }
 )
 _OPAQUE = "application/octet-stream"
@@ -99,7 +102,9 @@ def post_document(
 
 @router.post("/upload", response_model=IngestResult, status_code=201, responses=_INGEST_ANSWERS)
 def upload_document(
-    file: Annotated[UploadFile, File(description="txt, md, html, pdf, docx or eml")],
+    file: Annotated[
+        UploadFile, File(description="txt, md, html, pdf, docx, eml, png, jpeg or tiff")
+    ],
     user: CurrentUser,
     limits: LimitsDep,
     session: SessionDep,

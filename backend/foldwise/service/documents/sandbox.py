@@ -17,11 +17,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, TypeVar
 
 from foldwise.service.errors import InvalidInputError
 
-_PRELOAD = ["foldwise.service.documents.extract", "pypdf", "docx", "bs4"]
+_PRELOAD = ["foldwise.service.documents.extract", "pypdf", "docx", "bs4", "PIL.Image"]
+T = TypeVar("T")
 _context: Any = None
 _context_mutex = threading.Lock()
 
@@ -54,15 +55,17 @@ def _forkserver() -> Any:
 
 def _child(
     connection: Connection,
-    parse: Callable[[bytes, str], tuple[str, str | None]],
+    parse: Callable[..., Any],
     data: bytes,
     filename: str,
     budget: Budget,
+    extra: tuple[Any, ...],
 ) -> None:
+    # Programs the parser starts (Tesseract) inherit these limits, each for itself.
     resource.setrlimit(resource.RLIMIT_CPU, (budget.cpu_seconds, budget.cpu_seconds + 1))
     resource.setrlimit(resource.RLIMIT_AS, (budget.memory_bytes, budget.memory_bytes))
     try:
-        connection.send(("ok", parse(data, filename)))
+        connection.send(("ok", parse(data, filename, *extra)))
     except InvalidInputError as exc:
         connection.send(("invalid", exc.message))
     except MemoryError:
@@ -81,11 +84,24 @@ def run_parser(
     Raises ``InvalidInputError`` for what ``parse`` refuses and for a file over its budget.
     ``parse`` must be a module-level function (it is sent to the child by reference).
     """
-    budget = budget_for(len(data))
+    text, title = run_limited(parse, data, filename)
+    return text, title
+
+
+def run_limited(
+    parse: Callable[..., T],
+    data: bytes,
+    filename: str,
+    *extra: Any,
+    budget: Budget | None = None,
+) -> T:
+    """``parse(data, filename, *extra)`` in a limited child process (``budget``, by default
+    :func:`budget_for` the data); its picklable result. Refusals as :func:`run_parser`."""
+    budget = budget or budget_for(len(data))
     context = _forkserver()
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(
-        target=_child, args=(sender, parse, data, filename, budget), daemon=True
+        target=_child, args=(sender, parse, data, filename, budget, extra), daemon=True
     )
     process.start()
     sender.close()
@@ -104,8 +120,7 @@ def run_parser(
             process.kill()
         process.join()
     if status == "ok":
-        text, title = value
-        return text, title
+        return value  # type: ignore[no-any-return]
     if status == "invalid":
         raise InvalidInputError(value)
     if status == "memory":

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from foldwise.service.inputs import RowId
+
+TextStatus = Literal[
+    "extracted", "ocr_pending", "ocr_running", "ocr_done", "no_text_ocr_missing", "ocr_failed"
+]
 
 
 class DocumentCreate(BaseModel):
@@ -52,6 +56,14 @@ class DocumentSummary(BaseModel):
     size: int
     content_hash: str
     folder_id: int | None
+    text_status: TextStatus = Field(
+        description="extracted: text read from the file; ocr_pending / ocr_running: a scan "
+        "waiting for or in OCR; ocr_done: text from OCR; no_text_ocr_missing: stored, but "
+        "Tesseract is not installed; ocr_failed: stored, OCR could not read it (text_note)"
+    )
+    text_note: str | None = Field(description="why there is no text, or what OCR did")
+    ocr_pages_done: int = Field(description="OCR progress: pages read so far")
+    ocr_pages_total: int = Field(description="pages to OCR (0: no OCR needed)")
     created_at: datetime
     updated_at: datetime
 

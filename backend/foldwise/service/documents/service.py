@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from foldwise.service.db import settings_of
 from foldwise.service.documents import extract as extraction
 from foldwise.service.documents.blobs import BlobStore, content_hash
-from foldwise.service.documents.models import Document
+from foldwise.service.documents.models import EXTRACTED, OCR_PENDING, Document
 from foldwise.service.documents.writers import reclaim_dead_writers
 from foldwise.service.errors import InvalidInputError, NotFoundError, TooLargeError
 from foldwise.service.folders.models import Folder
@@ -33,6 +33,24 @@ class Prepared:
     title: str
     filename: str
     media_type: str
+    #: Pages the OCR task reads (a scan: ``text`` is ""); 0 when the text was extracted.
+    ocr_pages: int = 0
+
+    def new_document(self, user: User, folder_id: int | None, blob_path: str) -> Document:
+        """The row of this document (a scan waits for OCR: docs/ocr.md)."""
+        return Document(
+            user_id=user.id,
+            folder_id=folder_id,
+            title=self.title,
+            text=self.text,
+            content_hash=self.digest,
+            filename=self.filename,
+            media_type=self.media_type,
+            size=len(self.data),
+            blob_path=blob_path,
+            text_status=OCR_PENDING if self.ocr_pages else EXTRACTED,
+            ocr_pages_total=self.ocr_pages,
+        )
 
 
 def _chunks(values: Iterable[str], size: int = 500) -> Iterator[list[str]]:
@@ -124,6 +142,7 @@ def prepare(
         title=chosen[: cfg.max_title_chars],
         filename=name,
         media_type=found.media_type,
+        ocr_pages=found.ocr_pages,
     )
 
 
@@ -146,17 +165,7 @@ def store(
     if existing is not None:
         return existing, True
     blob_path = blob_store(session).put(prepared.data, prepared.digest)
-    document = Document(
-        user_id=user.id,
-        folder_id=folder_id,
-        title=prepared.title,
-        text=prepared.text,
-        content_hash=prepared.digest,
-        filename=prepared.filename,
-        media_type=prepared.media_type,
-        size=len(prepared.data),
-        blob_path=blob_path,
-    )
+    document = prepared.new_document(user, folder_id, blob_path)
     session.add(document)
     session.flush()
     return document, False
@@ -215,17 +224,7 @@ def store_many(
             new[prepared.digest] = (prepared, folder_id)
     paths = blob_store(session).put_many({d: p.data for d, (p, _) in new.items()})
     created = {
-        digest: Document(
-            user_id=user.id,
-            folder_id=folder_id,
-            title=prepared.title,
-            text=prepared.text,
-            content_hash=digest,
-            filename=prepared.filename,
-            media_type=prepared.media_type,
-            size=len(prepared.data),
-            blob_path=paths[digest],
-        )
+        digest: prepared.new_document(user, folder_id, paths[digest])
         for digest, (prepared, folder_id) in new.items()
     }
     session.add_all(created.values())

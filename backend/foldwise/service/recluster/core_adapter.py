@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from foldwise import core
 from foldwise.service.critiques.models import Critique, CritiqueTriple, RejectedGroup
-from foldwise.service.documents.models import Document
+from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster.models import TreeProposal
 from foldwise.service.recluster.settings import ReclusterSettings
@@ -188,7 +188,7 @@ def load_inputs(
     }
     rows = session.execute(
         select(Document.id, Document.folder_id)
-        .where(Document.user_id == user_id)
+        .where(Document.user_id == user_id, Document.text_status.not_in(WITHOUT_TEXT))
         .order_by(Document.id)
     ).all()
     by_folder: dict[int, list[int]] = defaultdict(list)

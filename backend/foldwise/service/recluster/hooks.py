@@ -1,4 +1,5 @@
-"""Automatic reclusters: new unfiled documents and filing changes schedule one, debounced.
+"""Automatic reclusters: new unfiled documents, text that OCR read for an unfiled scan, and
+filing changes schedule one, debounced.
 
 The hook watches sessions rather than being called from each ingestion path (JSON post,
 upload, batch, import, CLI), so no path can forget it; it acts only after the commit, so a
@@ -13,12 +14,12 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import event, inspect
 from sqlalchemy.orm import Session
 
 from foldwise.service.critiques.models import Critique
 from foldwise.service.db import settings_of
-from foldwise.service.documents.models import Document
+from foldwise.service.documents.models import WITHOUT_TEXT, Document
 
 log = logging.getLogger(__name__)
 
@@ -26,15 +27,32 @@ _KEY = "foldwise.recluster.users"
 
 
 def _after_flush(session: Session, _context: Any) -> None:
-    # New unfiled documents, and critiques made or undone (every filing change is one:
-    # critiques.filing).
-    users = {
-        obj.user_id
-        for obj in session.new
-        if (isinstance(obj, Document) and obj.folder_id is None) or isinstance(obj, Critique)
-    } | {obj.user_id for obj in session.dirty if isinstance(obj, Critique)}
+    # New unfiled documents with text (a scan waits for its OCR), unfiled scans whose text
+    # arrived, and critiques made or undone (every filing change is one: critiques.filing).
+    users = (
+        {
+            obj.user_id
+            for obj in session.new
+            if (
+                isinstance(obj, Document)
+                and obj.folder_id is None
+                and obj.text_status not in WITHOUT_TEXT
+            )
+            or isinstance(obj, Critique)
+        }
+        | {obj.user_id for obj in session.dirty if isinstance(obj, Critique)}
+        | {obj.user_id for obj in session.dirty if _text_arrived(obj)}
+    )
     if users:
         session.info.setdefault(_KEY, set()).update(users)
+
+
+def _text_arrived(obj: object) -> bool:
+    """An unfiled document whose text status just became one with text (OCR done)."""
+    if not isinstance(obj, Document) or obj.folder_id is not None:
+        return False
+    history = inspect(obj).attrs.text_status.history
+    return bool(history.added) and obj.text_status not in WITHOUT_TEXT
 
 
 def request_recluster(session: Session, user_id: int) -> None:

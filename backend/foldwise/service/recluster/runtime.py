@@ -40,6 +40,8 @@ class Runtime:
     reap_task: Any = None
     #: The registered Huey task ``schedule_auto(user_id)``.
     schedule_task: Any = None
+    #: Tasks other domains register on this queue (:func:`add_registrar`), by name.
+    tasks: dict[str, Any] = field(default_factory=dict)
     #: Set by tests to slow the clustering down (fault tests); called at each progress report.
     progress_hook: Callable[[], None] | None = field(default=None, repr=False)
     #: When this process last asked for each user's automatic recluster (monotonic seconds).
@@ -85,6 +87,20 @@ class Runtime:
 
 _runtimes: dict[int, Runtime] = {}
 _lock = threading.Lock()
+#: Functions that register another domain's tasks on a runtime (ocr/tasks.py). Domains above
+#: this one cannot be imported from here (pyproject.toml: import layers), so they add these.
+_registrars: list[Callable[[Runtime], None]] = []
+
+
+def add_registrar(register: Callable[[Runtime], None]) -> None:
+    """Call ``register(rt)`` on every runtime, those made so far and those made later."""
+    with _lock:
+        if register in _registrars:
+            return
+        _registrars.append(register)
+        existing = list(_runtimes.values())
+    for rt in existing:
+        register(rt)
 
 
 def _register_tasks(rt: Runtime) -> None:
@@ -151,6 +167,8 @@ def runtime_for(
                 sessions=sessions or factory,
             )
             _register_tasks(rt)
+            for register in _registrars:
+                register(rt)
             _runtimes[id(cfg)] = rt
         else:
             if options is not None:

@@ -1,0 +1,63 @@
+"""New scans are OCRed: after a commit that stored documents waiting for OCR, their tasks
+are queued. Like the recluster hook, it watches sessions, so that every ingestion path
+(upload, batch, import, inbox, CLI) is covered, and acts only after the commit, so that the
+worker finds the documents. A failure to enqueue is logged; the document stays
+``ocr_pending`` and the next worker start-up reads it (ocr/tasks.py)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.orm import Session
+
+from foldwise.service.db import settings_of
+from foldwise.service.documents.models import OCR_PENDING, Document
+from foldwise.service.ocr import tasks
+
+log = logging.getLogger(__name__)
+
+_KEY = "foldwise.ocr.documents"
+
+
+def _after_flush(session: Session, _context: Any) -> None:
+    waiting = {
+        obj.id
+        for obj in session.new
+        if isinstance(obj, Document) and obj.text_status == OCR_PENDING
+    }
+    if waiting:
+        session.info.setdefault(_KEY, set()).update(waiting)
+
+
+def _after_commit(session: Session) -> None:
+    waiting = session.info.pop(_KEY, None)
+    if not waiting:
+        return
+    from foldwise.service.recluster.runtime import runtime_for
+
+    try:
+        rt = runtime_for(settings_of(session), engine=session.get_bind())  # type: ignore[arg-type]
+        for document_id in sorted(waiting):
+            tasks.enqueue(rt, document_id)
+    except Exception:
+        log.exception("could not queue the OCR of documents %s", sorted(waiting))
+
+
+def _after_rollback(session: Session) -> None:
+    session.info.pop(_KEY, None)
+
+
+def install() -> None:
+    """Listen on every session (idempotent)."""
+    for name, fn in (
+        ("after_flush", _after_flush),
+        ("after_commit", _after_commit),
+        ("after_rollback", _after_rollback),
+    ):
+        if not event.contains(Session, name, fn):
+            event.listen(Session, name, fn)
+
+
+install()
