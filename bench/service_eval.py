@@ -262,6 +262,9 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             "svm_misplaced_after": svm_mis_after,
             "svm_misplaced_change": relative(svm_mis_after, svm_mis_before),
             "known_in_proposals": sum(isinstance(before_targets.get(d), str) for d in known),
+            # After feedback, among the documents not corrected: a rise in misplacement
+            # that comes from new false proposals shows here.
+            "known_in_proposals_after": sum(isinstance(_targets(after).get(d), str) for d in rest),
             "calibration_n": len(confident),
             "calibration": share(confident),
             "questions_asked": asked,
