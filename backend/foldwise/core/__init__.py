@@ -3,9 +3,10 @@
 Public names are re-exported here; implementation lives in the private ``_*.py`` modules.
 """
 
-from foldwise.core._bihac import BiHACResult, adapt_weights, bihac
-from foldwise.core._common_ancestors import common_ancestor_matrix, cophenetic_merge_index
-from foldwise.core._constraints import (
+from foldwise.core._features import TextFeatures, text_features
+from foldwise.core._hierarchy import FolderPath, Hierarchy, folder_paths_of
+from foldwise.core._registry import ESTIMATORS
+from foldwise.core.constraints._constraints import (
     ConflictingTriplesError,
     Constraints,
     FolderConstraints,
@@ -13,27 +14,37 @@ from foldwise.core._constraints import (
     TripleSet,
     close_triples,
 )
-from foldwise.core._divisive import ConstrainedDivisive, constrained_divisive_tree, cut_at_level
-from foldwise.core._divisive_constraints import (
+from foldwise.core.divisive._divisive import (
+    ConstrainedDivisive,
+    constrained_divisive_tree,
+    cut_at_level,
+)
+from foldwise.core.divisive._divisive_constraints import (
     LevelConstraints,
     close_constraints,
     folder_level_partition,
     partition_constraints,
 )
-from foldwise.core._divisive_stability import StabilityResult, divisive_stability
-from foldwise.core._estimators import HAC, IHAC, BiHAC, BiiHAC
-from foldwise.core._extended_tree import (
+from foldwise.core.divisive._divisive_stability import StabilityResult, divisive_stability
+from foldwise.core.hac._bihac import BiHACResult, adapt_weights, bihac
+from foldwise.core.hac._estimators import HAC, IHAC, BiHAC, BiiHAC
+from foldwise.core.hac._ihac import cosine_distances, hac_linkage, ihac_from_distances, ihac_linkage
+from foldwise.core.measures._common_ancestors import common_ancestor_matrix, cophenetic_merge_index
+from foldwise.core.measures._f_score import FScore, hierarchical_f_score
+from foldwise.core.measures._h_correlation import h_correlation, mlb_triples_per_node
+from foldwise.core.measures._hai import hai
+from foldwise.core.measures._rand import adjusted_rand_index, corrected_rand_index, rand_index
+from foldwise.core.placement._extended_tree import (
     DocumentPlacement,
     ExtendedTree,
     TreeFolder,
     extended_tree,
     proposal_f_score,
 )
-from foldwise.core._f_score import FScore, hierarchical_f_score
-from foldwise.core._features import TextFeatures, text_features
-from foldwise.core._ggm import ProbabilisticHierarchy
-from foldwise.core._ggm_fit import ClassHierarchy, probabilistic_hierarchy
-from foldwise.core._ggm_hierarchy import (
+from foldwise.core.placement._placement import FolderPlacement, Placement
+from foldwise.core.probabilistic._ggm import ProbabilisticHierarchy
+from foldwise.core.probabilistic._ggm_fit import ClassHierarchy, probabilistic_hierarchy
+from foldwise.core.probabilistic._ggm_hierarchy import (
     LevelAssignment,
     assign_levels,
     component_linkage,
@@ -41,14 +52,7 @@ from foldwise.core._ggm_hierarchy import (
     gaussian_overlap,
     sample_dependent_clusters,
 )
-from foldwise.core._ggm_mixture import GeneralizableMixture, fit_usggm
-from foldwise.core._h_correlation import h_correlation, mlb_triples_per_node
-from foldwise.core._hai import hai
-from foldwise.core._hierarchy import FolderPath, Hierarchy, folder_paths_of
-from foldwise.core._ihac import cosine_distances, hac_linkage, ihac_from_distances, ihac_linkage
-from foldwise.core._placement import FolderPlacement, Placement
-from foldwise.core._rand import adjusted_rand_index, corrected_rand_index, rand_index
-from foldwise.core._registry import ESTIMATORS
+from foldwise.core.probabilistic._ggm_mixture import GeneralizableMixture, fit_usggm
 
 __all__ = [
     "ESTIMATORS",

@@ -16,8 +16,12 @@ import numpy as np
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
-from foldwise.core._ggm_hierarchy import component_linkage, document_linkage, node_members
-from foldwise.core._ggm_mixture import (
+from foldwise.core.probabilistic._ggm_hierarchy import (
+    component_linkage,
+    document_linkage,
+    node_members,
+)
+from foldwise.core.probabilistic._ggm_mixture import (
     GeneralizableMixture,
     component_posteriors,
     fit_usggm,

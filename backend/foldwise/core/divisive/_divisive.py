@@ -25,7 +25,8 @@ from sklearn.base import BaseEstimator
 from sklearn.metrics import pairwise_distances
 from sklearn.utils import check_array
 
-from foldwise.core._divisive_constraints import (
+from foldwise.core._hierarchy import FolderPath
+from foldwise.core.divisive._divisive_constraints import (
     LevelConstraints,
     Pair,
     PairsByLevel,
@@ -33,7 +34,6 @@ from foldwise.core._divisive_constraints import (
     folder_level_partition,
     partition_constraints,
 )
-from foldwise.core._hierarchy import FolderPath
 
 
 def constrained_divisive_tree(

@@ -23,20 +23,20 @@ from sklearn.preprocessing import normalize
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
-from foldwise.core._ggm_fit import (
+from foldwise.core.probabilistic._ggm_fit import (
     ClassHierarchy,
     class_hierarchy,
     probabilistic_hierarchy,
     prototypes,
 )
-from foldwise.core._ggm_hierarchy import (
+from foldwise.core.probabilistic._ggm_hierarchy import (
     SIMILARITIES,
     LevelAssignment,
     assign_levels,
     node_members,
     sample_dependent_clusters,
 )
-from foldwise.core._ggm_mixture import GeneralizableMixture, component_posteriors
+from foldwise.core.probabilistic._ggm_mixture import GeneralizableMixture, component_posteriors
 
 
 class ProbabilisticHierarchy(BaseEstimator):
