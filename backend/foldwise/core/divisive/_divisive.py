@@ -248,7 +248,7 @@ class ConstrainedDivisive(BaseEstimator):
                 stacklevel=2,
             )
         self.linkage_ = constrained_divisive_tree(D, constraints)
-        # the attribute set of the HAC family (foldwise.core._estimators)
+        # the attribute set of the HAC family (foldwise.core.hac._estimators)
         self.children_ = self.linkage_[:, :2].astype(np.intp)
         self.distances_ = self.linkage_[:, 2].copy()
         self.n_leaves_ = n

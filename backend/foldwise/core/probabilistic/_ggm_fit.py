@@ -1,7 +1,7 @@
 """The probabilistic hierarchy of 003 as a functional builder: USGGM fit, AIC, merging.
 
 :func:`probabilistic_hierarchy` works on documents already projected to a few dimensions;
-:class:`~foldwise.core._ggm.ProbabilisticHierarchy` adds the LSI projection and the
+:class:`~foldwise.core.probabilistic.ProbabilisticHierarchy` adds the LSI projection and the
 estimator interface.
 """
 
