@@ -5,7 +5,7 @@ from scipy.cluster.hierarchy import is_valid_linkage, linkage
 from scipy.spatial.distance import squareform
 
 from foldwise.core import HAC, IHAC, BiHAC, BiiHAC, Hierarchy, adapt_weights, cosine_distances
-from foldwise.core._constraints import triple_holds
+from foldwise.core.constraints._constraints import triple_holds
 
 
 def _topics(rng, n_per=8, noise_terms=30):

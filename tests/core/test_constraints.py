@@ -3,16 +3,16 @@ import itertools
 import numpy as np
 import pytest
 
-from foldwise.core._constraints import (
+from foldwise.core import (
     ConflictingTriplesError,
     Constraints,
     FolderConstraints,
+    Hierarchy,
     MLBTriple,
     TripleSet,
     close_triples,
-    triple_holds,
 )
-from foldwise.core._hierarchy import Hierarchy
+from foldwise.core.constraints._constraints import triple_holds
 
 
 def test_theorem1_symmetry():

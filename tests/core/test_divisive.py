@@ -17,7 +17,7 @@ from foldwise.core import (
     partition_constraints,
     rand_index,
 )
-from foldwise.core._divisive_stability import _pair_agreements
+from foldwise.core.divisive._divisive_stability import _pair_agreements
 
 
 def three_blobs(seed=0, n=10, centers=((0, 0), (4, 0), (2, 3.4)), sd=0.6):

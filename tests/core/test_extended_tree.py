@@ -271,7 +271,7 @@ def test_no_refinement_when_new_documents_are_like_the_filed_ones():
 def test_documents_the_novelty_model_calls_known_stay_out_of_proposals(seed):
     """A known document pulled into a proposal is a wrong placement: only documents with
     known_proba below NOVELTY_GATE that the placement model rejects (is_novel) join one."""
-    from foldwise.core._proposals import NOVELTY_GATE
+    from foldwise.core.placement._proposals import NOVELTY_GATE
 
     # Overlapping topics (2 own terms, 6 common ones): some known documents are ambiguous
     # and sit in the dendrogram among the hidden music documents (without the gate, one per

@@ -15,7 +15,11 @@ from foldwise.core import (
     document_linkage,
     sample_dependent_clusters,
 )
-from foldwise.core._ggm_mixture import log_gaussian, n_parameters, regularize_covariance
+from foldwise.core.probabilistic._ggm_mixture import (
+    log_gaussian,
+    n_parameters,
+    regularize_covariance,
+)
 
 # 003 Fig. 2: components 1 and 4 wide, 2 narrower, 3 peaked; priors 0.3, 0.3, 0.1, 0.3
 # (the caption's "P(k) = 0.3 for k = 1, 2, 3 and P(3) = 0.1" means k = 1, 2, 4).

@@ -6,9 +6,16 @@ import scipy.sparse as sp
 from scipy.cluster.hierarchy import is_valid_linkage, linkage
 from scipy.spatial.distance import pdist, squareform
 
-from foldwise.core._constraints import Constraints, TripleSet, triple_holds
-from foldwise.core._hierarchy import Hierarchy
-from foldwise.core._ihac import cosine_distances, hac_linkage, ihac_from_distances, ihac_linkage
+from foldwise.core import (
+    Constraints,
+    Hierarchy,
+    TripleSet,
+    cosine_distances,
+    hac_linkage,
+    ihac_from_distances,
+    ihac_linkage,
+)
+from foldwise.core.constraints._constraints import triple_holds
 
 
 def _random_docs(rng, n, f=40):

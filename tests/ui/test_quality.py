@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from scipy.cluster.hierarchy import linkage
 
-from foldwise.core import Hierarchy
-from foldwise.core._common_ancestors import common_ancestor_matrix
+from foldwise.core import Hierarchy, common_ancestor_matrix
 from foldwise.service.ui.dendrogram_svg import dendrogram_svg
 from foldwise.service.ui.quality import folder_triples_kept, triples_kept
 

@@ -1,11 +1,23 @@
 """The clustering core: pure numpy / scipy / scikit-learn, no web, DB or queue imports.
 
-Public names are re-exported here; implementation lives in the private ``_*.py`` modules.
+Public names are re-exported here. The implementation lives in private ``_*.py`` modules,
+grouped into rooms, each of which re-exports its own public names:
+
+- :mod:`~foldwise.core.constraints`: must-link-before triples and folder constraints;
+- :mod:`~foldwise.core.hac`: HAC, iHAC, biHAC and biiHAC (builders and estimators);
+- :mod:`~foldwise.core.divisive`: Constrained-Divisive, its constraints and stability;
+- :mod:`~foldwise.core.probabilistic`: the probabilistic hierarchy (USGGM);
+- :mod:`~foldwise.core.placement`: placing new documents, proposals, the extended tree;
+- :mod:`~foldwise.core.measures`: H-correlation, F-score, HAI, Rand indices.
+
+Three modules stay at this level: ``_hierarchy`` (the tree type every room uses),
+``_features`` (tf-idf, the input of every builder) and ``_registry`` (builders by name).
 """
 
-from foldwise.core._bihac import BiHACResult, adapt_weights, bihac
-from foldwise.core._common_ancestors import common_ancestor_matrix, cophenetic_merge_index
-from foldwise.core._constraints import (
+from foldwise.core._features import TextFeatures, text_features
+from foldwise.core._hierarchy import FolderPath, Hierarchy, folder_paths_of
+from foldwise.core._registry import ESTIMATORS
+from foldwise.core.constraints import (
     ConflictingTriplesError,
     Constraints,
     FolderConstraints,
@@ -13,42 +25,64 @@ from foldwise.core._constraints import (
     TripleSet,
     close_triples,
 )
-from foldwise.core._divisive import ConstrainedDivisive, constrained_divisive_tree, cut_at_level
-from foldwise.core._divisive_constraints import (
+from foldwise.core.divisive import (
+    ConstrainedDivisive,
     LevelConstraints,
+    StabilityResult,
     close_constraints,
+    constrained_divisive_tree,
+    cut_at_level,
+    divisive_stability,
     folder_level_partition,
     partition_constraints,
 )
-from foldwise.core._divisive_stability import StabilityResult, divisive_stability
-from foldwise.core._estimators import HAC, IHAC, BiHAC, BiiHAC
-from foldwise.core._extended_tree import (
+from foldwise.core.hac import (
+    HAC,
+    IHAC,
+    BiHAC,
+    BiHACResult,
+    BiiHAC,
+    adapt_weights,
+    bihac,
+    cosine_distances,
+    hac_linkage,
+    ihac_from_distances,
+    ihac_linkage,
+)
+from foldwise.core.measures import (
+    FScore,
+    adjusted_rand_index,
+    common_ancestor_matrix,
+    cophenetic_merge_index,
+    corrected_rand_index,
+    h_correlation,
+    hai,
+    hierarchical_f_score,
+    mlb_triples_per_node,
+    rand_index,
+)
+from foldwise.core.placement import (
     DocumentPlacement,
     ExtendedTree,
+    FolderPlacement,
+    Placement,
     TreeFolder,
     extended_tree,
     proposal_f_score,
 )
-from foldwise.core._f_score import FScore, hierarchical_f_score
-from foldwise.core._features import TextFeatures, text_features
-from foldwise.core._ggm import ProbabilisticHierarchy
-from foldwise.core._ggm_fit import ClassHierarchy, probabilistic_hierarchy
-from foldwise.core._ggm_hierarchy import (
+from foldwise.core.probabilistic import (
+    ClassHierarchy,
+    GeneralizableMixture,
     LevelAssignment,
+    ProbabilisticHierarchy,
     assign_levels,
     component_linkage,
     document_linkage,
+    fit_usggm,
     gaussian_overlap,
+    probabilistic_hierarchy,
     sample_dependent_clusters,
 )
-from foldwise.core._ggm_mixture import GeneralizableMixture, fit_usggm
-from foldwise.core._h_correlation import h_correlation, mlb_triples_per_node
-from foldwise.core._hai import hai
-from foldwise.core._hierarchy import FolderPath, Hierarchy, folder_paths_of
-from foldwise.core._ihac import cosine_distances, hac_linkage, ihac_from_distances, ihac_linkage
-from foldwise.core._placement import FolderPlacement, Placement
-from foldwise.core._rand import adjusted_rand_index, corrected_rand_index, rand_index
-from foldwise.core._registry import ESTIMATORS
 
 __all__ = [
     "ESTIMATORS",

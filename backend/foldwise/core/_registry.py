@@ -8,9 +8,9 @@ triples. Each sets ``linkage_`` (a scipy linkage matrix) and says ``ignores_trip
 
 from __future__ import annotations
 
-from foldwise.core._divisive import ConstrainedDivisive
-from foldwise.core._estimators import HAC, IHAC, BiHAC, BiiHAC
-from foldwise.core._ggm import ProbabilisticHierarchy
+from foldwise.core.divisive._divisive import ConstrainedDivisive
+from foldwise.core.hac._estimators import HAC, IHAC, BiHAC, BiiHAC
+from foldwise.core.probabilistic._ggm import ProbabilisticHierarchy
 
 #: Method name -> estimator class.
 ESTIMATORS: dict[str, type] = {

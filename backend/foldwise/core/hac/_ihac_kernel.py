@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from foldwise.core._ihac_admissible import (
+from foldwise.core.hac._ihac_admissible import (
     admissible,
     folder_violations,
     lookahead_ok,

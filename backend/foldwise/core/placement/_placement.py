@@ -50,7 +50,7 @@ from sklearn.preprocessing import normalize
 from sklearn.svm import LinearSVC
 
 from foldwise.core._hierarchy import FolderPath
-from foldwise.core._levels import Placement, assign_folder_levels
+from foldwise.core.placement._levels import Placement, assign_folder_levels
 
 Matrix: TypeAlias = sp.spmatrix | NDArray[np.floating]
 

@@ -1,7 +1,7 @@
 """The probabilistic hierarchy of 003 as a functional builder: USGGM fit, AIC, merging.
 
 :func:`probabilistic_hierarchy` works on documents already projected to a few dimensions;
-:class:`~foldwise.core._ggm.ProbabilisticHierarchy` adds the LSI projection and the
+:class:`~foldwise.core.probabilistic.ProbabilisticHierarchy` adds the LSI projection and the
 estimator interface.
 """
 
@@ -16,8 +16,12 @@ import numpy as np
 from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
-from foldwise.core._ggm_hierarchy import component_linkage, document_linkage, node_members
-from foldwise.core._ggm_mixture import (
+from foldwise.core.probabilistic._ggm_hierarchy import (
+    component_linkage,
+    document_linkage,
+    node_members,
+)
+from foldwise.core.probabilistic._ggm_mixture import (
     GeneralizableMixture,
     component_posteriors,
     fit_usggm,

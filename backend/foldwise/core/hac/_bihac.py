@@ -17,10 +17,10 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from foldwise.core._constraints import Constraints, TripleSet
-from foldwise.core._h_correlation import h_correlation
 from foldwise.core._hierarchy import FolderPath, Hierarchy
-from foldwise.core._ihac import cosine_distances, ihac_from_distances, unit_rows
+from foldwise.core.constraints._constraints import Constraints, TripleSet
+from foldwise.core.hac._ihac import cosine_distances, ihac_from_distances, unit_rows
+from foldwise.core.measures._h_correlation import h_correlation
 
 RunProgress = Callable[[int, int], None]
 """Called as ``progress(run, r_max)`` after each biHAC run."""

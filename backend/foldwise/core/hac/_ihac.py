@@ -9,9 +9,9 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-from foldwise.core._constraints import Constraints, TripleSet
 from foldwise.core._hierarchy import FolderPath
-from foldwise.core._ihac_kernel import ihac_kernel
+from foldwise.core.constraints._constraints import Constraints, TripleSet
+from foldwise.core.hac._ihac_kernel import ihac_kernel
 
 ProgressCallback = Callable[[int, int], None]
 """Called as ``progress(merges_done, merges_total)`` from the calling thread."""

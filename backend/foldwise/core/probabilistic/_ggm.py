@@ -1,11 +1,11 @@
 """The probabilistic hierarchy of 003 as an estimator: LSI projection plus the builder.
 
-:func:`~foldwise.core._ggm_fit.probabilistic_hierarchy` does the work; this module adds the
+:func:`~foldwise.core.probabilistic.probabilistic_hierarchy` does the work; this module adds the
 projection: documents go to a few dimensions by LSI (truncated SVD of the row-normalized term
 matrix, 003 sec. 4), where the Gaussian mixture is fit on the labeled and unlabeled documents
 with K chosen by AIC (003 sec. 2) and its components are merged into a hierarchy (003 sec. 3).
 The document dendrogram ``linkage_`` puts each document under its component and follows the
-component tree above that (:func:`~foldwise.core._ggm_hierarchy.document_linkage`).
+component tree above that (:func:`~foldwise.core.probabilistic.document_linkage`).
 """
 
 from __future__ import annotations
@@ -23,20 +23,20 @@ from sklearn.preprocessing import normalize
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted
 
-from foldwise.core._ggm_fit import (
+from foldwise.core.probabilistic._ggm_fit import (
     ClassHierarchy,
     class_hierarchy,
     probabilistic_hierarchy,
     prototypes,
 )
-from foldwise.core._ggm_hierarchy import (
+from foldwise.core.probabilistic._ggm_hierarchy import (
     SIMILARITIES,
     LevelAssignment,
     assign_levels,
     node_members,
     sample_dependent_clusters,
 )
-from foldwise.core._ggm_mixture import GeneralizableMixture, component_posteriors
+from foldwise.core.probabilistic._ggm_mixture import GeneralizableMixture, component_posteriors
 
 
 class ProbabilisticHierarchy(BaseEstimator):
@@ -76,7 +76,7 @@ class ProbabilisticHierarchy(BaseEstimator):
     Attributes
     ----------
     linkage_ : ndarray of shape (n_samples - 1, 4)
-        Document dendrogram (:func:`~foldwise.core._ggm_hierarchy.document_linkage`): heights
+        Document dendrogram (:func:`~foldwise.core.probabilistic.document_linkage`): heights
         below 1 are within-component average-linkage distances (scaled), the merge that
         creates component level ``j`` is at height ``j - 1``.
     children_ : ndarray of shape (n_samples - 1, 2), int
@@ -198,7 +198,7 @@ class ProbabilisticHierarchy(BaseEstimator):
         self.component_linkage_ = res.component_linkage
         self.component_merge_scores_ = res.merge_scores
         self.linkage_ = res.linkage
-        # the attribute set of the HAC family (foldwise.core._estimators)
+        # the attribute set of the HAC family (foldwise.core.hac._estimators)
         self.children_ = res.linkage[:, :2].astype(np.intp)
         self.distances_ = res.linkage[:, 2].copy()
         self.n_leaves_ = n

@@ -25,7 +25,8 @@ from sklearn.base import BaseEstimator
 from sklearn.metrics import pairwise_distances
 from sklearn.utils import check_array
 
-from foldwise.core._divisive_constraints import (
+from foldwise.core._hierarchy import FolderPath
+from foldwise.core.divisive._divisive_constraints import (
     LevelConstraints,
     Pair,
     PairsByLevel,
@@ -33,7 +34,6 @@ from foldwise.core._divisive_constraints import (
     folder_level_partition,
     partition_constraints,
 )
-from foldwise.core._hierarchy import FolderPath
 
 
 def constrained_divisive_tree(
@@ -248,7 +248,7 @@ class ConstrainedDivisive(BaseEstimator):
                 stacklevel=2,
             )
         self.linkage_ = constrained_divisive_tree(D, constraints)
-        # the attribute set of the HAC family (foldwise.core._estimators)
+        # the attribute set of the HAC family (foldwise.core.hac._estimators)
         self.children_ = self.linkage_[:, :2].astype(np.intp)
         self.distances_ = self.linkage_[:, 2].copy()
         self.n_leaves_ = n

@@ -41,9 +41,9 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.preprocessing import normalize
 
 from foldwise.core._hierarchy import FolderPath
-from foldwise.core._levels import assign_folder_levels
-from foldwise.core._placement import FolderPlacement
-from foldwise.core._proposals import MIN_PIECE, Group, find_proposals
+from foldwise.core.placement._levels import assign_folder_levels
+from foldwise.core.placement._placement import FolderPlacement
+from foldwise.core.placement._proposals import MIN_PIECE, Group, find_proposals
 
 FolderKind = Literal["existing", "proposed"]
 

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from foldwise.core._common_ancestors import common_ancestor_matrix
 from foldwise.core._hierarchy import Hierarchy
+from foldwise.core.measures._common_ancestors import common_ancestor_matrix
 
 _ROW_BLOCK = 512  # rows of the (n, n) distance matrices held at once: 2 x 512 x n floats
 

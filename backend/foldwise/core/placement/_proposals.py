@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from foldwise.core._hierarchy import FolderPath
-from foldwise.core._levels import FolderTree, Placement, assign_folder_levels
+from foldwise.core.placement._levels import FolderTree, Placement, assign_folder_levels
 
 # Smallest group that may be a piece of a proposal: the cohesion of a pair is one cosine,
 # too noisy to call a topic.

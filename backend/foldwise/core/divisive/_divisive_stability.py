@@ -20,9 +20,9 @@ from numpy.typing import NDArray
 from sklearn.metrics import pairwise_distances
 from sklearn.utils import check_array
 
-from foldwise.core._divisive import constrained_divisive_tree, cut_at_level
-from foldwise.core._divisive_constraints import close_constraints, hashable_labels
-from foldwise.core._rand import corrected_rand_index, rand_index
+from foldwise.core.divisive._divisive import constrained_divisive_tree, cut_at_level
+from foldwise.core.divisive._divisive_constraints import close_constraints, hashable_labels
+from foldwise.core.measures._rand import corrected_rand_index, rand_index
 
 
 @dataclass(frozen=True)

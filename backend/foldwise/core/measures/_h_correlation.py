@@ -20,8 +20,8 @@ import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from foldwise.core._common_ancestors import fill_chain_ancestors, topdown_order
 from foldwise.core._hierarchy import Hierarchy
+from foldwise.core.measures._common_ancestors import fill_chain_ancestors, topdown_order
 
 WEIGHTINGS = ("node", "equal")
 

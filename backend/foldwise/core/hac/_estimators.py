@@ -16,11 +16,11 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, ClusterMixin
 
-from foldwise.core._bihac import bihac
-from foldwise.core._constraints import Constraints
 from foldwise.core._hierarchy import FolderPath
-from foldwise.core._ihac import cosine_distances, ihac_from_distances
-from foldwise.core._placement import FolderPlacement
+from foldwise.core.constraints._constraints import Constraints
+from foldwise.core.hac._bihac import bihac
+from foldwise.core.hac._ihac import cosine_distances, ihac_from_distances
+from foldwise.core.placement._placement import FolderPlacement
 
 Labels = Sequence[FolderPath | None] | None
 Triples = Iterable[Iterable[int]] | None

@@ -1,0 +1,26 @@
+"""New documents into the person's folders, and the extended tree that shows them there.
+
+``_placement`` is the placement model (:class:`FolderPlacement`), ``_levels`` the level
+assignment of its folder posteriors (:class:`Placement`), ``_proposals`` the search for
+proposed folders in a dendrogram, and ``_extended_tree`` puts the three together.
+"""
+
+from foldwise.core.placement._extended_tree import (
+    DocumentPlacement,
+    ExtendedTree,
+    TreeFolder,
+    extended_tree,
+    proposal_f_score,
+)
+from foldwise.core.placement._levels import Placement
+from foldwise.core.placement._placement import FolderPlacement
+
+__all__ = [
+    "DocumentPlacement",
+    "ExtendedTree",
+    "FolderPlacement",
+    "Placement",
+    "TreeFolder",
+    "extended_tree",
+    "proposal_f_score",
+]
