@@ -200,6 +200,11 @@ export function renderTree() {
   $("#tree-summary").textContent =
     `${t.docs.size} documents · ${proposals} proposed` + (t.version ? ` · v${t.version}` : "") +
     (t.outdated ? " · update due" : "");
+  // Nothing to sort on an empty account: a recluster there could only fail.
+  const recluster = $("#recluster-btn");
+  recluster.disabled = t.docs.size === 0;
+  recluster.title = t.docs.size ? "Recompute placements and proposals now"
+    : "Add documents first: there is nothing to sort yet";
   const sel = state.selected && tree.querySelector(`[data-key="${CSS.escape(state.selected)}"]`);
   if (sel) sel.tabIndex = 0;
   else if (tree.firstElementChild && tree.firstElementChild.dataset) tree.firstElementChild.tabIndex = 0;
