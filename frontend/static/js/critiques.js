@@ -1,10 +1,11 @@
 /* Critiques made in the tree and the document panel, shown at once and confirmed
  * (or reverted) by the server; the "Move to..." picker.
  */
-import { api, fail, toast } from "./api.js";
+import { api, fail } from "./api.js";
+import { ask } from "./dialogs.js";
 import { watchJobs } from "./jobs.js";
-import { openDocument, refreshView } from "./panels.js";
-import { refreshHistory } from "./side.js";
+import { openDocument, proposalGone, refreshView } from "./panels.js";
+import { offerUndo, refreshHistory } from "./side.js";
 import { docKey, folderKey, refreshTree, renderTree, select } from "./tree.js";
 import { $, esc, state } from "./util.js";
 
@@ -37,9 +38,9 @@ export async function moveDocument(docId, folderId) {
   const out = await critique({ kind: "move", document_id: docId, folder_id: folderId }, "Could not move the document");
   d.pending = false;
   if (!out) moveInModel(d, before.folderKey, before.filed);
-  else toast(`Moved “${d.title}” to ${f.name}`);
+  else offerUndo(`Moved “${d.title}” to ${f.name}`, out.id);
   renderTree();
-  if (state.openDoc === docId) openDocument(docId);
+  refreshView();
 }
 
 export function moveInModel(d, key, filed) {
@@ -70,7 +71,7 @@ export async function acceptProposal(f, name) {
   const body = name ? { kind: "rename", proposal_id: f.id, name } : { kind: "accept", proposal_id: f.id };
   const out = await critique(body, name ? "Could not rename the folder" : "Could not accept the folder");
   if (out) {
-    toast(`Folder “${f.name}” created`);
+    offerUndo(`Folder “${f.name}” created`, out.id);
     await refreshTree();
     if (out.created_folder_id != null && state.selected === f.key) {
       state.selected = folderKey(out.created_folder_id);
@@ -83,15 +84,32 @@ export async function acceptProposal(f, name) {
   }
 }
 
+/** What rejecting does, said before it is done: it files nothing (issue 7). */
+export function rejectQuestion(f) {
+  const n = f.total;
+  return {
+    title: `Reject the proposed folder “${f.name}”?`,
+    text: `No folder is made and nothing is filed: ${n === 1 ? "its document stays" : `its ${n} documents stay`} ` +
+      "unfiled, and Foldwise suggests places for them among your own folders. " +
+      "Foldwise will not propose them together again. You can undo this.",
+    ok: "Reject",
+    danger: true,
+  };
+}
+
 export async function rejectProposal(f) {
   if (!f || f.kind !== "proposed") return;
+  if (!(await ask(rejectQuestion(f)))) return;
   f.pending = true;
   renderTree();
   const out = await critique({ kind: "reject", proposal_id: f.id }, "Could not reject the folder");
   if (out) {
-    toast(`Proposal “${f.name}” rejected`);
+    offerUndo(`Proposal “${f.name}” rejected: its documents stay unfiled`, out.id);
+    const wasOpen = state.openProposal && state.openProposal.key === f.key;
     await refreshTree();
-    refreshView();
+    if (wasOpen) proposalGone(`You rejected the proposed folder “${f.name}”. Its documents stay unfiled; ` +
+      "Foldwise suggests places for them among your folders.");
+    else refreshView();
   } else {
     f.pending = false;
     renderTree();
@@ -128,7 +146,7 @@ export async function notInProposal(docId, proposalId) {
   const out = await critique({ kind: "not_in", document_id: docId, proposal_id: proposalId },
     "Could not record that");
   if (out) {
-    toast("Noted: it does not belong there");
+    offerUndo("Noted: it does not belong there", out.id);
     await refreshTree();
     openDocument(docId);
   } else if (d) {

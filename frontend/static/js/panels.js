@@ -20,12 +20,15 @@ export function folderLabel(key) {
   return names.join(" / ");
 }
 
-export async function openDocument(id) {
+/** Open a document; a new item starts at the top (``keepScroll`` when only redrawing). */
+export async function openDocument(id, { keepScroll = false } = {}) {
   state.openDoc = id;
+  state.openProposal = null;
   saveView();
   const view = $("#doc-view");
   showView("doc-view");
-  view.innerHTML = '<p class="muted">Loading…</p>';
+  const scroll = keepScroll ? $("#content").scrollTop : 0;
+  if (!keepScroll) { $("#content").scrollTop = 0; view.innerHTML = '<p class="muted">Loading…</p>'; }
   let doc;
   try {
     doc = await api("GET", `/api/documents/${id}`);
@@ -39,7 +42,7 @@ export async function openDocument(id) {
   let where;
   if (doc.folder_id != null) {
     where = `<div class="where" id="doc-where"><div>Filed in <span class="path">${esc(doc.folder_path || folderLabel(folderKey(doc.folder_id)))}</span>` +
-      ' <span class="muted">— you put it there.</span></div></div>';
+      '<span class="muted" id="doc-filed-by"></span></div></div>';
   } else if (m && m.placed && f && f.kind !== "unfiled") {
     const proposal = f.kind === "proposed";
     where = `<div class="where suggested" id="doc-where"><div>Foldwise suggests <span class="path">${esc(folderLabel(f.key))}</span>` +
@@ -65,28 +68,90 @@ export async function openDocument(id) {
     where +
     '<h3>Similar documents</h3><ul class="similar" id="similar"><li class="muted">Looking…</li></ul>' +
     `<h3>Text</h3><pre class="preview" id="doc-text">${esc(text)}</pre>`;
+  $("#content").scrollTop = scroll;
   $("#move-btn").onclick = () => openMovePicker(id);
   const notIn = $("#not-in-btn");
   if (notIn) notIn.onclick = () => notInProposal(id, notIn.dataset.proposal);
   const acceptPlace = $("#accept-place-btn");
   if (acceptPlace) acceptPlace.onclick = () => moveDocument(id, Number(acceptPlace.dataset.folder));
   loadSimilar(id);
+  if (doc.folder_id != null) loadFiledBy(id);
+}
+
+const FILED_BY = {
+  you: " — you put it there.",
+  accepted: " — you accepted Foldwise’s proposed folder.",
+  import: " — it came in this folder with your import.",
+};
+
+/** Say who filed it only when the record says so: the person, an accepted proposal, an import. */
+export async function loadFiledBy(id) {
+  try {
+    const filing = await api("GET", `/ui/api/documents/${id}/filing`);
+    const el = $("#doc-filed-by");
+    if (state.openDoc === id && el) el.textContent = FILED_BY[filing.by] || ".";
+  } catch (_) { /* the sentence reads well without it */ }
 }
 
 /** Redraw what the main area shows after the tree changed (the same document or folder). */
 export function refreshView() {
-  if (!$("#doc-view").hidden && state.openDoc) openDocument(state.openDoc);
+  if (!$("#doc-view").hidden && state.openDoc) openDocument(state.openDoc, { keepScroll: true });
   else if (!$("#folder-view").hidden) {
-    if (state.selected && state.tree.folders.has(state.selected)) openFolder(state.selected);
+    const shown = state.openProposal;
+    if (state.selected && state.tree.folders.has(state.selected)) openFolder(state.selected, { keepScroll: true });
+    else if (shown && !state.tree.folders.has(shown.key)) followProposal(shown);
     else showView("welcome");
   }
 }
 
+/** Proposal ids change with every tree version: the one the person was reading is replaced
+ * by the new proposal holding most of its documents, or by a sentence saying it is gone. */
+export function followProposal(shown) {
+  const before = new Set(shown.docIds);
+  let best = null;
+  let shared = 0;
+  for (const f of state.tree.folders.values()) {
+    if (f.kind !== "proposed") continue;
+    const n = allDocs(f).filter((d) => before.has(d.id)).length;
+    if (n > shared) { best = f; shared = n; }
+  }
+  if (!best) {
+    proposalGone(`The proposed folder “${shown.name}” is no longer proposed: after the tree was updated, ` +
+      "its documents fit better in other places. Open a document to see where Foldwise suggests it now.");
+    return;
+  }
+  state.selected = best.key;
+  openFolder(best.key, { keepScroll: true });
+  const same = best.name === shown.name;
+  const note = document.createElement("p");
+  note.className = "notice";
+  note.id = "proposal-successor";
+  note.textContent = `The tree was updated while you were reading this proposal. ` +
+    (same ? `It is still proposed` : `“${shown.name}” is now proposed as “${best.name}”`) +
+    `, with ${shared} of its ${before.size} documents.`;
+  $("#folder-title").after(note);
+}
+
+/** The main area after the proposal it showed went away. */
+export function proposalGone(sentence) {
+  state.openProposal = null;
+  showView("folder-view");
+  $("#folder-view").innerHTML = `<h2>Proposal closed</h2><p class="notice" id="proposal-gone">${esc(sentence)}</p>`;
+}
+
+/** Every document in a folder and its subfolders. */
+export function allDocs(f) {
+  return [...f.docs, ...f.children.flatMap(allDocs)];
+}
+
 /** The folder's contents in the main area; for a proposal, what it is and what to do. */
-export function openFolder(key) {
+export function openFolder(key, { keepScroll = false } = {}) {
   const f = state.tree && state.tree.folders.get(key);
   if (!f) return;
+  if (!keepScroll) $("#content").scrollTop = 0;
   state.openDoc = null;
+  state.openProposal = f.kind === "proposed"
+    ? { key, name: f.name, docIds: allDocs(f).map((d) => d.id) } : null;
   saveView();
   const view = $("#folder-view");
   showView("folder-view");

@@ -47,7 +47,7 @@ function readableReason(reason) {
 export async function answerQuestion(q, closer, other) {
   $("#panel-questions").innerHTML = `<p class="muted">Thanks: “${esc(q.a.title)}” is closer to “${esc(closer.title)}”.</p>`;
   const out = await critique({ kind: "closer", a: q.a.id, b: closer.id, c: other.id }, "Could not record the answer");
-  if (out) toast("Answer recorded");
+  if (out) offerUndo("Answer recorded", out.id);
   setTimeout(refreshQuestion, 600);
 }
 
@@ -131,17 +131,22 @@ export async function summarizeTriples() {
   } catch (_) { /* the summary is optional */ }
 }
 
-export async function undoCritique(id, button) {
-  button.disabled = true;
+/** The message after an action, with its Undo one click away. */
+export function offerUndo(message, critiqueId) {
+  toast(message, "info", { label: "Undo", run: () => undoCritique(critiqueId) });
+}
+
+export async function undoCritique(id, button = null) {
+  if (button) button.disabled = true;
   try {
     const out = await api("DELETE", `/api/critiques/${id}`);
-    toast(out && out.notes && out.notes.length ? `Undone. ${out.notes.join(" ")}` : "Undone");
+    toast(out && out.notes && out.notes.length ? `Undone. ${out.notes.map(readableReason).join("; ")}.` : "Undone");
     await refreshTree();
     refreshHistory();
     watchJobs();
     refreshView();
   } catch (err) {
-    button.disabled = false;
+    if (button) button.disabled = false;
     fail(err, "Could not undo");
   }
 }

@@ -28,7 +28,7 @@ from foldwise.service.inputs import RowId
 from foldwise.service.rate_limits import LimitsDep
 from foldwise.service.resources import shipped
 from foldwise.service.security_headers import content_security_policy
-from foldwise.service.ui import quality, similar
+from foldwise.service.ui import provenance, quality, similar
 from foldwise.service.users import auth
 from foldwise.service.users.auth import CurrentUser
 from foldwise.service.users.models import User
@@ -201,6 +201,16 @@ def similar_documents(
     return similar.similar_documents(
         session=session, user=user, document_id=document_id, limit=max(1, min(limit, 20))
     )
+
+
+@api_router.get("/documents/{document_id}/filing", response_model=provenance.Filing)
+def document_filing(
+    document_id: RowId, user: CurrentUser, session: SessionDep, response: Response
+) -> provenance.Filing:
+    """Who put the document in its folder: the person, an accepted proposal or an import."""
+    document = documents.get_document(session=session, user=user, document_id=document_id)
+    _no_store(response)
+    return provenance.filing_of(session=session, user=user, document=document)
 
 
 @api_router.get("/quality", response_class=HTMLResponse)
