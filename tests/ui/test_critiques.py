@@ -129,7 +129,7 @@ def test_recluster_proposal_move_question_undo(page: Page, user: str) -> None:
     page.locator("#pick-b strong").click()
     page.click("#tab-history")
     latest = page.locator("#history-list > li").first
-    expect(latest).to_contain_text("Closer")
+    expect(latest).to_contain_text("Answered")
     expect(latest.locator(".triples li").first).to_contain_text(f"{anchor} closer to {closer}")
 
     # Undo the move: the note leaves "finance" and the history marks the critique undone.

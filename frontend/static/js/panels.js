@@ -64,7 +64,9 @@ export async function openDocument(id, { keepScroll = false } = {}) {
     `<div class="doc-head"><h2 id="doc-title">${esc(doc.title)}</h2><div class="doc-actions">` +
     `<a class="btn" id="download-link" href="/api/documents/${doc.id}/file" download>Download original</a>` +
     '<button type="button" id="move-btn">Move to…</button></div></div>' +
-    `<div class="doc-meta">${esc(doc.filename)} · ${esc(doc.media_type)} · ${(doc.size / 1024).toFixed(1)} KB</div>` +
+    `<div class="doc-meta">${esc(kindOf(doc.media_type))} · ` +
+    `<details class="details inline" id="doc-details"><summary>Details</summary>` +
+    `<span class="file-name">${esc(doc.filename)}</span> · ${esc(doc.media_type)} · ${(doc.size / 1024).toFixed(1)} KB</details></div>` +
     where +
     '<h3>Similar documents</h3><ul class="similar" id="similar"><li class="muted">Looking…</li></ul>' +
     `<h3>Text</h3><pre class="preview" id="doc-text">${esc(text)}</pre>`;
@@ -91,6 +93,17 @@ export async function loadFiledBy(id) {
     const el = $("#doc-filed-by");
     if (state.openDoc === id && el) el.textContent = FILED_BY[filing.by] || ".";
   } catch (_) { /* the sentence reads well without it */ }
+}
+
+const KINDS = {
+  "text/plain": "Text", "text/markdown": "Markdown text", "text/html": "Web page",
+  "application/pdf": "PDF document", "message/rfc822": "E-mail",
+  "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "Word document",
+};
+
+/** A file type as a person names it. */
+export function kindOf(mediaType) {
+  return KINDS[(mediaType || "").split(";")[0]] || "Document";
 }
 
 /** Redraw what the main area shows after the tree changed (the same document or folder). */

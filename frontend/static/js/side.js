@@ -6,7 +6,7 @@ import { critique } from "./critiques.js";
 import { watchJobs } from "./jobs.js";
 import { folderLabel, refreshView, showView, whereLabel } from "./panels.js";
 import { folderKey, refreshTree } from "./tree.js";
-import { $, esc, state } from "./util.js";
+import { $, esc, plural, state } from "./util.js";
 
 /* ----------------------------------------------------------- questions */
 
@@ -39,9 +39,12 @@ export async function refreshQuestion() {
   $("#skip-question").onclick = () => skipQuestion(q);
 }
 
-/** The server names documents by id; the person knows them by title. */
-function readableReason(reason) {
-  return reason.replace(/\bdocument (\d+)\b/g, (_, id) => `“${titleOf(Number(id))}”`);
+/** The server names documents by id and adds figures; the person knows them by title. */
+export function readableReason(reason) {
+  return reason
+    .replace(/\bdocument (\d+)\b/g, (_, id) => `“${titleOf(Number(id))}”`)
+    .replace(/\s*\(margin [^)]*\)/g, "")
+    .replace(/;\s*b and c are their most typical documents/, ". The two choices are the most typical documents of each.");
 }
 
 export async function answerQuestion(q, closer, other) {
@@ -62,7 +65,7 @@ export async function skipQuestion(q) {
 
 export const KIND_LABEL = {
   move: "Moved", accept: "Accepted folder", rename: "Accepted and renamed", reject: "Rejected folder",
-  closer: "Closer", not_in: "Doesn’t belong", folder_move: "Moved folder", folder_delete: "Deleted folder",
+  closer: "Answered", not_in: "Doesn’t belong", folder_move: "Moved folder", folder_delete: "Deleted folder",
   import: "Imported",
 };
 
@@ -105,13 +108,17 @@ export async function refreshHistory() {
     const triples = (c.triples || []).slice(0, 6).map(([x, y, z]) =>
       `<li>${esc(titleOf(x))} closer to ${esc(titleOf(y))} than to ${esc(titleOf(z))}</li>`).join("");
     const more = c.triples && c.triples.length > 6 ? `<li>… ${c.triples.length - 6} more</li>` : "";
+    // What the critique taught Foldwise, for those who want it: behind "Details".
+    const details = triples ? `<details class="details"><summary>Details</summary>` +
+      `<div class="when">Made on tree version ${c.tree_version}. Foldwise now keeps these together:</div>` +
+      `<ul class="triples">${triples}${more}</ul></details>` : "";
     const filed = c.filed_document_ids && c.filed_document_ids.length
       ? `<div class="muted small">${c.filed_document_ids.length} document(s) filed</div>` : "";
     return `<li class="${c.undone_at ? "undone" : ""}" data-critique="${c.id}"><div class="what">` +
       `<strong>${esc(KIND_LABEL[c.kind] || c.kind)}</strong><span>${esc(describe(c))}</span>` +
       (c.undone_at ? '<em class="muted small">undone</em>' : `<button class="small act-undo" data-id="${c.id}">Undo</button>`) +
-      `</div><div class="when">${new Date(c.created_at).toLocaleString()} · by ${esc(c.author)} · tree v${c.tree_version}</div>` +
-      filed + (triples ? `<ul class="triples">${triples}${more}</ul>` : "") + "</li>";
+      `</div><div class="when">${new Date(c.created_at).toLocaleString()} · by ${esc(c.author)}</div>` +
+      filed + details + "</li>";
   }).join("")}</ul>`;
   summarizeTriples();
 }
@@ -125,8 +132,9 @@ export async function summarizeTriples() {
     const labeled = t.folders.reduce((n, f) => n + f.labeled_documents, 0);
     const el = $("#triples-summary");
     if (el) {
-      el.textContent = `In force: ${stated} stated and ${inferred} inferred triple(s), ` +
-        `and the order of your ${t.folders.length} folder(s) over ${labeled} filed document(s).`;
+      el.textContent = `Foldwise keeps to your ${plural(t.folders.length, "folder")} ` +
+        `(${plural(labeled, "filed document")})` +
+        (stated ? `, to ${plural(stated, "thing")} you told it and to ${inferred} it worked out from them.` : ".");
     }
   } catch (_) { /* the summary is optional */ }
 }

@@ -4,7 +4,7 @@
 import { api, fail } from "./api.js";
 import { acceptProposal, moveDocument, openMovePicker, rejectProposal, startRename } from "./critiques.js";
 import { openDocument, openFolder } from "./panels.js";
-import { $, $$, esc, pct, saveView, state } from "./util.js";
+import { $, $$, esc, pct, plural, saveView, state } from "./util.js";
 
 /* ------------------------------------------------------------ tree model */
 
@@ -149,7 +149,7 @@ export function folderHtml(f, depth, out) {
       (f.pending ? '<span class="muted small">saving…</span>'
         : '<span class="proposal-actions"><button class="small act-accept" title="Make it a real folder">Accept</button>' +
           '<button class="small act-rename" title="Accept under another name">Rename</button>' +
-          '<button class="small danger act-reject" title="Reject: its documents go to the parent folder">Reject</button></span>') +
+          '<button class="small danger act-reject" title="Reject: no folder is made; its documents stay unfiled">Reject</button></span>') +
       "</div>"
     : "";
   out.push(
@@ -198,8 +198,8 @@ export function renderTree() {
   tree.scrollTop = scroll;
   const proposals = [...t.folders.values()].filter((f) => f.kind === "proposed").length;
   $("#tree-summary").textContent =
-    `${t.docs.size} documents · ${proposals} proposed` + (t.version ? ` · v${t.version}` : "") +
-    (t.outdated ? " · update due" : "");
+    `${plural(t.docs.size, "document")} · ${plural(proposals, "proposed folder")}` +
+    (t.outdated ? " · your latest changes are not in the suggestions yet" : "");
   // Nothing to sort on an empty account: a recluster there could only fail.
   const recluster = $("#recluster-btn");
   recluster.disabled = t.docs.size === 0;

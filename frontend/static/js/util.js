@@ -30,6 +30,16 @@ export const state = {
 
 export function pct(x) { return `${Math.round(100 * x)}%`; }
 
+/** "1 document", "3 documents". */
+export function plural(n, word) { return `${n} ${word}${n === 1 ? "" : "s"}`; }
+
+/** A duration as a person says it: "about 40 seconds", "about 3 minutes". */
+export function aboutDuration(seconds) {
+  if (seconds < 10) return "a few seconds";
+  if (seconds < 90) return `about ${Math.round(seconds / 10) * 10} seconds`;
+  return `about ${Math.round(seconds / 60)} minutes`;
+}
+
 export function saveView() {
   try {
     sessionStorage.setItem(STORE, JSON.stringify({
