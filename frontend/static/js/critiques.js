@@ -77,6 +77,8 @@ export async function acceptProposal(f, name) {
       state.selected = folderKey(out.created_folder_id);
       renderTree();
     }
+    // The accepted proposal, if open, is followed to the folder it became.
+    if (out.created_folder_id != null && state.openFolder === f.key) state.openFolder = folderKey(out.created_folder_id);
     refreshView();
   } else {
     f.pending = false;

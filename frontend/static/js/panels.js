@@ -24,6 +24,7 @@ export function folderLabel(key) {
 export async function openDocument(id, { keepScroll = false } = {}) {
   state.openDoc = id;
   state.openProposal = null;
+  state.openFolder = null;
   saveView();
   const view = $("#doc-view");
   showView("doc-view");
@@ -109,10 +110,9 @@ export function kindOf(mediaType) {
 /** Redraw what the main area shows after the tree changed (the same document or folder). */
 export function refreshView() {
   if (!$("#doc-view").hidden && state.openDoc) openDocument(state.openDoc, { keepScroll: true });
-  else if (!$("#folder-view").hidden) {
-    const shown = state.openProposal;
-    if (state.selected && state.tree.folders.has(state.selected)) openFolder(state.selected, { keepScroll: true });
-    else if (shown && !state.tree.folders.has(shown.key)) followProposal(shown);
+  else if (!$("#folder-view").hidden && state.openFolder) {
+    if (state.tree.folders.has(state.openFolder)) openFolder(state.openFolder, { keepScroll: true });
+    else if (state.openProposal) followProposal(state.openProposal);
     else showView("welcome");
   }
 }
@@ -148,6 +148,7 @@ export function followProposal(shown) {
 /** The main area after the proposal it showed went away. */
 export function proposalGone(sentence) {
   state.openProposal = null;
+  state.openFolder = null;
   showView("folder-view");
   $("#folder-view").innerHTML = `<h2>Proposal closed</h2><p class="notice" id="proposal-gone">${esc(sentence)}</p>`;
 }
@@ -163,15 +164,16 @@ export function openFolder(key, { keepScroll = false } = {}) {
   if (!f) return;
   if (!keepScroll) $("#content").scrollTop = 0;
   state.openDoc = null;
+  state.openFolder = key;
   state.openProposal = f.kind === "proposed"
     ? { key, name: f.name, docIds: allDocs(f).map((d) => d.id) } : null;
   saveView();
   const view = $("#folder-view");
   showView("folder-view");
   const rows = f.docs.map((d) => `<li data-doc="${d.id}" class="${d.filed ? "" : "suggested"}">` +
-    `<span class="icon doc"></span> ${esc(d.title)}` +
+    `<span class="icon doc"></span> <span class="title" title="${esc(d.title)}">${esc(d.title)}</span>` +
     (d.filed ? "" : ` <span class="conf">${d.confidence != null ? pct(d.confidence) : ""} suggested</span>`) + "</li>").join("");
-  const subs = f.children.map((c) => `<li data-folder="${esc(c.key)}"><span class="icon folder"></span> ${esc(c.name)}` +
+  const subs = f.children.map((c) => `<li data-folder="${esc(c.key)}"><span class="icon folder"></span> <span class="title" title="${esc(c.name)}">${esc(c.name)}</span>` +
     ` <span class="muted small">${c.total}</span></li>`).join("");
   let head = "";
   if (f.kind === "proposed") {

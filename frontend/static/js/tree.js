@@ -265,8 +265,10 @@ export function onTreeClick(ev) {
     select(key);
     openDocument(Number(node.dataset.doc));
   } else {
+    // A click on the name opens the folder (as in a file manager); only the arrow closes it.
+    const onTwisty = ev.target.closest(".twisty") && nodeOf(ev.target.closest(".twisty")) === node;
     state.selected = key;
-    toggle(key);
+    toggle(key, onTwisty ? undefined : true);
     openFolder(key);
   }
 }

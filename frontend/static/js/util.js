@@ -25,6 +25,7 @@ export const state = {
   sessionLost: false,
   timings: null,         // of the last loadTree(), in ms (the speed test reads them)
   question: null,
+  openFolder: null,      // key of the folder shown in the main area
   openProposal: null,    // {key, name, docIds} of the proposal shown in the main area
 };
 
