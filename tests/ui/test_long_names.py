@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from .conftest import login, payload, topic_text
-from .test_critiques import folder
+from .test_critiques import folder, wait_for_tree_version
 from .test_pages import import_corpus
 
 pytestmark = pytest.mark.browser
@@ -66,6 +66,8 @@ def test_long_names_wrap_or_ellipsize_everywhere(page: Page, user: str) -> None:
 def test_fresh_panes_scroll_and_folder_clicks(page: Page, user: str) -> None:
     login(page, user)
     import_corpus(page, per_folder=30)
+    # The recluster the import starts redraws the tree: wait for it before dragging.
+    wait_for_tree_version(page, 1)
     cooking = folder(page, "cooking")
     cooking.locator(".name").first.click()
     expect(cooking).to_have_attribute("aria-expanded", "true")

@@ -3,6 +3,7 @@
  */
 import { api, fail } from "./api.js";
 import { ask } from "./dialogs.js";
+import { moveDocuments, moveFolder } from "./manage.js";
 import { watchJobs } from "./jobs.js";
 import { openDocument, proposalGone, refreshView } from "./panels.js";
 import { offerUndo, refreshHistory } from "./side.js";
@@ -159,12 +160,14 @@ export async function notInProposal(docId, proposalId) {
 
 /* ------------------------------------------------------ move picker */
 
+/** What the picker moves: {docs: [ids]} or {folder: f}. */
 let moveFor = null;
 
-export function folderPaths() {
+/** Every folder of the person's own, with its path; ``skip`` leaves out a subtree. */
+export function folderPaths(skip = null) {
   const out = [];
   const walk = (f, prefix) => {
-    if (f.kind !== "existing") return;
+    if (f.kind !== "existing" || f.key === skip) return;
     const path = prefix ? `${prefix} / ${f.name}` : f.name;
     out.push({ id: f.id, path });
     f.children.forEach((c) => walk(c, path));
@@ -173,10 +176,17 @@ export function folderPaths() {
   return out;
 }
 
-export function openMovePicker(docId) {
-  moveFor = docId;
-  const d = state.tree.docs.get(docId);
-  $("#move-title").textContent = `Move “${d ? d.title : "document"}” to…`;
+/** Open "Move to…" for documents ({docs: [ids]}, or one id) or a folder ({folder: f}). */
+export function openMovePicker(what) {
+  moveFor = typeof what === "number" ? { docs: [what] } : what;
+  let title;
+  if (moveFor.folder) title = `Move the folder “${moveFor.folder.name}” to…`;
+  else if (moveFor.docs.length > 1) title = `Move ${moveFor.docs.length} documents to…`;
+  else {
+    const d = state.tree.docs.get(moveFor.docs[0]);
+    title = `Move “${d ? d.title : "document"}” to…`;
+  }
+  $("#move-title").textContent = title;
   $("#move-filter").value = "";
   fillMoveList("");
   $("#move-dialog").showModal();
@@ -185,13 +195,40 @@ export function openMovePicker(docId) {
 
 export function fillMoveList(filter) {
   const f = filter.toLowerCase();
-  const items = folderPaths().filter((p) => p.path.toLowerCase().includes(f));
+  const folder = moveFor && moveFor.folder;
+  let items = folderPaths(folder ? folder.key : null);
+  if (folder) items = [{ id: "top", path: "Top level" }, ...items];
+  items = items.filter((p) => p.path.toLowerCase().includes(f));
   $("#move-list").innerHTML = items.length
-    ? items.map((p, i) => `<li role="option" data-folder="${p.id}" class="${i === 0 ? "active" : ""}">${esc(p.path)}</li>`).join("")
+    ? items.map((p, i) => `<li role="option" id="move-opt-${p.id}" data-folder="${p.id}" aria-selected="${i === 0}" class="${i === 0 ? "active" : ""}">${esc(p.path)}</li>`).join("")
     : '<li class="muted">No folder matches.</li>';
+  markActive($("#move-list li.active"));
 }
 
-export function pickMove(folderId) {
+/** Arrow keys in the filter move the highlighted folder; Enter picks it. */
+export function moveActive(step) {
+  const options = [...document.querySelectorAll("#move-list li[data-folder]")];
+  if (!options.length) return;
+  const i = options.findIndex((li) => li.classList.contains("active"));
+  markActive(options[Math.max(0, Math.min(options.length - 1, i + step))]);
+}
+
+function markActive(li) {
+  for (const x of document.querySelectorAll("#move-list li")) {
+    x.classList.toggle("active", x === li);
+    x.setAttribute("aria-selected", String(x === li));
+  }
+  const filter = $("#move-filter");
+  if (li) { filter.setAttribute("aria-activedescendant", li.id); li.scrollIntoView({ block: "nearest" }); }
+  else filter.removeAttribute("aria-activedescendant");
+}
+
+export function pickMove(value) {
   $("#move-dialog").close();
-  if (moveFor != null && folderId) moveDocument(moveFor, folderId);
+  if (!moveFor || value == null || value === "") return;
+  const target = value === "top" ? null : Number(value);
+  if (moveFor.folder) moveFolder(moveFor.folder, target);
+  else if (target == null) return;
+  else if (moveFor.docs.length === 1) moveDocument(moveFor.docs[0], target);
+  else moveDocuments(moveFor.docs, target);
 }

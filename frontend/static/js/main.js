@@ -4,9 +4,11 @@
  * This module wires the page's events and loads the first tree.
  */
 import { ApiError, api, fail } from "./api.js";
-import { fillMoveList, pickMove } from "./critiques.js";
+import { fillMoveList, moveActive, openMovePicker, pickMove } from "./critiques.js";
+import { clearSelection, createFolder, deleteDocuments, ownFolder, toggleInSelection } from "./manage.js";
+import { wireMenu } from "./menu.js";
 import { startRecluster, watchJobs } from "./jobs.js";
-import { onSearchInput, openDocument, openFolder, runSearch, showView, uploadFiles } from "./panels.js";
+import { onSearchInput, openDocument, openFolder, refreshView, runSearch, showView, uploadFiles } from "./panels.js";
 import { refreshHistory, refreshQuality, refreshQuestion, undoCritique } from "./side.js";
 import { buildTree, loadTree, onDragEnd, onDragOver, onDragStart, onDrop, onTreeClick, onTreeKey, renderTree, reveal } from "./tree.js";
 import { $, $$, IDLE_CHECK_MS, STORE, esc, restoreView, state } from "./util.js";
@@ -38,6 +40,7 @@ function wire() {
   $("#search").addEventListener("input", onSearchInput);
   $("#search-form").addEventListener("submit", (ev) => { ev.preventDefault(); runSearch($("#search").value); });
   $("#content").addEventListener("click", (ev) => {
+    if (ev.target.closest(".pick")) return; // a checkbox selects, it does not open
     const sub = ev.target.closest("[data-folder]");
     if (sub && $("#folder-view").contains(sub)) {
       const key = sub.dataset.folder;
@@ -91,15 +94,26 @@ function wire() {
 
   $("#move-filter").addEventListener("input", (ev) => fillMoveList(ev.target.value));
   $("#move-filter").addEventListener("keydown", (ev) => {
+    if (ev.key === "ArrowDown" || ev.key === "ArrowUp") { ev.preventDefault(); moveActive(ev.key === "ArrowDown" ? 1 : -1); }
     if (ev.key === "Enter") {
       ev.preventDefault();
-      const first = $("#move-list li[data-folder]");
-      if (first) pickMove(Number(first.dataset.folder));
+      const active = $("#move-list li.active[data-folder]");
+      if (active) pickMove(active.dataset.folder);
     }
   });
   $("#move-list").addEventListener("click", (ev) => {
     const li = ev.target.closest("li[data-folder]");
-    if (li) pickMove(Number(li.dataset.folder));
+    if (li) pickMove(li.dataset.folder);
+  });
+
+  wireMenu();
+  $("#new-folder-btn").onclick = () => createFolder(ownFolder(state.openFolder));
+  $("#sel-move").onclick = () => openMovePicker({ docs: [...state.multi] });
+  $("#sel-delete").onclick = () => deleteDocuments([...state.multi]);
+  $("#sel-clear").onclick = () => { clearSelection(); refreshView(); };
+  $("#content").addEventListener("change", (ev) => {
+    const box = ev.target.closest(".pick");
+    if (box) toggleInSelection(Number(box.dataset.pick), box.checked);
   });
 }
 

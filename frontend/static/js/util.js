@@ -26,6 +26,8 @@ export const state = {
   timings: null,         // of the last loadTree(), in ms (the speed test reads them)
   question: null,
   openFolder: null,      // key of the folder shown in the main area
+  multi: new Set(),      // ids of the documents selected together (Ctrl/Shift-click, checkboxes)
+  anchor: null,          // the document a Shift-click selects from
   openProposal: null,    // {key, name, docIds} of the proposal shown in the main area
 };
 
