@@ -6,6 +6,7 @@
 import { ApiError, api, fail } from "./api.js";
 import { fillMoveList, moveActive, openMovePicker, pickMove } from "./critiques.js";
 import { clearSelection, createFolder, deleteDocuments, ownFolder, toggleInSelection } from "./manage.js";
+import { fileAllAbove, onInboxClick, openInbox, renderInbox } from "./inbox.js";
 import { wireMenu } from "./menu.js";
 import { startRecluster, watchJobs } from "./jobs.js";
 import { onSearchInput, openDocument, openFolder, refreshView, runSearch, showView, uploadFiles } from "./panels.js";
@@ -107,6 +108,14 @@ function wire() {
   });
 
   wireMenu();
+  $("#inbox-btn").onclick = openInbox;
+  $("#inbox-view").addEventListener("click", (ev) => onInboxClick(ev, {
+    openDoc: (id) => { reveal(id); openDocument(id); },
+    openProposal: (key) => { reveal(null, key); openFolder(key); },
+  }));
+  for (const id of ["#inbox-filter", "#inbox-sort", "#inbox-threshold"]) $(id).addEventListener("input", renderInbox);
+  $("#inbox-sort").addEventListener("change", renderInbox);
+  $("#inbox-file-all").onclick = fileAllAbove;
   $("#new-folder-btn").onclick = () => createFolder(ownFolder(state.openFolder));
   $("#sel-move").onclick = () => openMovePicker({ docs: [...state.multi] });
   $("#sel-delete").onclick = () => deleteDocuments([...state.multi]);

@@ -200,15 +200,20 @@ export async function deleteDocuments(ids) {
 /** File several documents in one folder: one critique each, undone together. */
 export async function moveDocuments(ids, folderId) {
   const f = state.tree.folders.get(folderKey(folderId));
+  if (f) state.expanded.add(f.key);
+  await fileEach(ids.map((id) => [id, folderId]), `to ${f ? f.name : "the folder"}`);
+}
+
+/** File [document id, folder id] pairs: one critique each, one message, one Undo for all. */
+export async function fileEach(pairs, where = "where Foldwise suggested") {
   const done = [];
-  for (const id of ids) {
-    const out = await critique({ kind: "move", document_id: id, folder_id: folderId }, "Could not move a document");
+  for (const [id, folderId] of pairs) {
+    const out = await critique({ kind: "move", document_id: id, folder_id: folderId }, "Could not file a document");
     if (out) done.push(out.id);
   }
   state.multi.clear();
-  if (f) state.expanded.add(f.key);
   if (done.length) {
-    toast(`Moved ${plural(done.length, "document")} to ${f ? f.name : "the folder"}`, "info", {
+    toast(`Filed ${plural(done.length, "document")} ${where}`, "info", {
       label: "Undo", run: () => undoAll(done),
     });
   }

@@ -3,6 +3,7 @@
  */
 import { api } from "./api.js";
 import { acceptProposal, moveDocument, notInProposal, openMovePicker, rejectProposal, startRename } from "./critiques.js";
+import { renderInbox } from "./inbox.js";
 import { startRecluster } from "./jobs.js";
 import { folderKey, refreshTree } from "./tree.js";
 import { $, $$, PREVIEW_CHARS, esc, pct, saveView, state } from "./util.js";
@@ -110,6 +111,7 @@ export function kindOf(mediaType) {
 /** Redraw what the main area shows after the tree changed (the same document or folder). */
 export function refreshView() {
   if (!$("#doc-view").hidden && state.openDoc) openDocument(state.openDoc, { keepScroll: true });
+  else if (!$("#inbox-view").hidden) renderInbox();
   else if (!$("#folder-view").hidden && state.openFolder) {
     if (state.tree.folders.has(state.openFolder)) openFolder(state.openFolder, { keepScroll: true });
     else if (state.openProposal) followProposal(state.openProposal);

@@ -7,6 +7,7 @@ import {
   clearSelection, deleteDocuments, deleteFolder, moveDocuments, moveFolder, ownFolder, renameDocument,
   renameFolder, selectRange, toggleInSelection,
 } from "./manage.js";
+import { updateInboxCount } from "./inbox.js";
 import { openMenuAtRow } from "./menu.js";
 import { openDocument, openFolder } from "./panels.js";
 import { $, $$, esc, pct, plural, saveView, state } from "./util.js";
@@ -209,6 +210,7 @@ export function renderTree() {
     `${plural(t.docs.size, "document")} · ${plural(proposals, "proposed folder")}` +
     (t.outdated ? " · your latest changes are not in the suggestions yet" : "");
   for (const id of state.multi) if (!t.docs.has(id)) state.multi.delete(id);
+  updateInboxCount();
   $("#selection-bar").hidden = state.multi.size === 0;
   $("#selection-count").textContent = `${state.multi.size} selected`;
   // Nothing to sort on an empty account: a recluster there could only fail.
