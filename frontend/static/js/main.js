@@ -9,7 +9,7 @@ import { clearSelection, createFolder, deleteDocuments, ownFolder, toggleInSelec
 import { fileAllAbove, onInboxClick, openInbox, renderInbox } from "./inbox.js";
 import { wireMenu } from "./menu.js";
 import { startRecluster, watchJobs } from "./jobs.js";
-import { onSearchInput, openDocument, openFolder, refreshView, runSearch, showView, uploadFiles } from "./panels.js";
+import { onSearchInput, openDocument, openFolder, refreshView, runSearch, showPane, showView, uploadFiles } from "./panels.js";
 import { refreshHistory, refreshQuality, refreshQuestion, undoCritique } from "./side.js";
 import { buildTree, loadTree, onDragEnd, onDragOver, onDragStart, onDrop, onTreeClick, onTreeKey, renderTree, reveal } from "./tree.js";
 import { $, $$, IDLE_CHECK_MS, STORE, esc, restoreView, state } from "./util.js";
@@ -108,6 +108,9 @@ function wire() {
   });
 
   wireMenu();
+  showPane("tree");
+  for (const b of $$("#pane-tabs button")) b.onclick = () => showPane(b.dataset.pane);
+  $("#pane-back").onclick = () => showPane("tree");
   $("#inbox-btn").onclick = openInbox;
   $("#inbox-view").addEventListener("click", (ev) => onInboxClick(ev, {
     openDoc: (id) => { reveal(id); openDocument(id); },

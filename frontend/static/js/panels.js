@@ -12,6 +12,14 @@ import { $, $$, PREVIEW_CHARS, esc, pct, saveView, state } from "./util.js";
 
 export function showView(id) {
   for (const v of $$("#content .view")) v.hidden = v.id !== id;
+  // On a phone one pane shows at a time: what was just opened comes to the front.
+  if (id !== "welcome") showPane("content");
+}
+
+/** Which pane a narrow window shows: "tree", "content" or "side" (docs/ui.md, "Phones"). */
+export function showPane(name) {
+  document.body.dataset.pane = name;
+  for (const b of $$("#pane-tabs button")) b.setAttribute("aria-current", String(b.dataset.pane === name));
 }
 
 export function folderLabel(key) {

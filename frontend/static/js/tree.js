@@ -291,7 +291,8 @@ export function onTreeClick(ev) {
     // A click on the name opens the folder (as in a file manager); only the arrow closes it.
     const onTwisty = ev.target.closest(".twisty") && nodeOf(ev.target.closest(".twisty")) === node;
     state.selected = key;
-    toggle(key, onTwisty ? undefined : true);
+    if (onTwisty) { toggle(key); return; }
+    toggle(key, true);
     openFolder(key);
   }
 }
