@@ -132,7 +132,7 @@ def test_multi_select_move_to_and_delete(page: Page, user: str) -> None:
     finance = folder(page, "finance")
     expect(finance.locator(".doc:not(.suggested)", has_text="cooking-")).to_have_count(2)
     expect(page.locator("#selection-bar")).to_be_hidden()
-    undo = page.locator("#toasts .toast", has_text="Moved 2 documents").get_by_role(
+    undo = page.locator("#toasts .toast", has_text="Filed 2 documents").get_by_role(
         "button", name="Undo"
     )
     expect(undo).to_be_visible()

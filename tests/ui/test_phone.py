@@ -72,7 +72,7 @@ def test_phone_one_pane_at_a_time(phone: Page, user: str) -> None:
     page.locator("#folder-view .listing li[data-doc]", has_text="cooking-1").click()
     expect(page.locator("#doc-title")).to_have_text("cooking-1")
     no_sideways_scroll(page)
-    _shot(page, "phone")
+    _shot(page, "phone-small-corpus")
     page.click("#pane-back")
     expect(page.locator("#tree")).to_be_visible()
     expect(page.locator("#content")).to_be_hidden()

@@ -51,6 +51,7 @@ function wire() {
     }
     const hit = ev.target.closest("[data-doc]");
     if (!hit || !$("#content").contains(hit)) return;
+    ev.preventDefault(); // similar documents are links to "#"
     const id = Number(hit.dataset.doc);
     reveal(id);
     openDocument(id);
@@ -108,6 +109,13 @@ function wire() {
   });
 
   wireMenu();
+  // Rows of listings and search results open with Enter, like a click.
+  $("#content").addEventListener("keydown", (ev) => {
+    const row = ev.target.closest("li[data-doc][tabindex], li[data-folder][tabindex]");
+    if (row && ev.target === row && (ev.key === "Enter" || ev.key === " ")) { ev.preventDefault(); row.click(); }
+  });
+  document.addEventListener("keydown", onShortcut);
+  $("#shortcuts-btn").onclick = () => $("#shortcuts-dialog").showModal();
   showPane("tree");
   for (const b of $$("#pane-tabs button")) b.onclick = () => showPane(b.dataset.pane);
   $("#pane-back").onclick = () => showPane("tree");
@@ -127,6 +135,22 @@ function wire() {
     const box = ev.target.closest(".pick");
     if (box) toggleInSelection(Number(box.dataset.pick), box.checked);
   });
+}
+
+/** Page-wide keys (listed under "?"); never while typing or in a dialog. */
+function onShortcut(ev) {
+  if (ev.defaultPrevented || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  if (ev.target.closest("input, textarea, select, dialog, [contenteditable], #context-menu")) return;
+  const keys = {
+    "?": () => $("#shortcuts-dialog").showModal(),
+    "/": () => $("#search").focus(),
+    i: () => { openInbox(); $("#inbox-filter").focus(); },
+    t: () => { showPane("tree"); const row = $("#tree [tabindex='0']"); if (row) row.focus(); },
+    n: () => createFolder(ownFolder(state.openFolder)),
+    u: () => { showView("upload-view"); $("#dropzone").focus(); },
+  };
+  const run = keys[ev.key];
+  if (run) { ev.preventDefault(); run(); }
 }
 
 async function main() {

@@ -180,11 +180,11 @@ export function openFolder(key, { keepScroll = false } = {}) {
   saveView();
   const view = $("#folder-view");
   showView("folder-view");
-  const rows = f.docs.map((d) => `<li data-doc="${d.id}" class="${d.filed ? "" : "suggested"}">` +
+  const rows = f.docs.map((d) => `<li data-doc="${d.id}" tabindex="0" class="${d.filed ? "" : "suggested"}">` +
     `<input type="checkbox" class="pick" data-pick="${d.id}"${state.multi.has(d.id) ? " checked" : ""} aria-label="Select ${esc(d.title)}">` +
     `<span class="icon doc"></span> <span class="title" title="${esc(d.title)}">${esc(d.title)}</span>` +
     (d.filed ? "" : ` <span class="conf">${d.confidence != null ? pct(d.confidence) : ""} suggested</span>`) + "</li>").join("");
-  const subs = f.children.map((c) => `<li data-folder="${esc(c.key)}"><span class="icon folder"></span> <span class="title" title="${esc(c.name)}">${esc(c.name)}</span>` +
+  const subs = f.children.map((c) => `<li data-folder="${esc(c.key)}" tabindex="0"><span class="icon folder"></span> <span class="title" title="${esc(c.name)}">${esc(c.name)}</span>` +
     ` <span class="muted small">${c.total}</span></li>`).join("");
   let head = "";
   if (f.kind === "proposed") {
@@ -214,7 +214,7 @@ export async function loadSimilar(id) {
     const items = await api("GET", `/ui/api/documents/${id}/similar?limit=5`);
     if (state.openDoc !== id || !ul.isConnected) return;
     ul.innerHTML = items.length
-      ? items.map((s) => `<li><a data-doc="${s.id}">${esc(s.title)}</a> <span class="muted small">${pct(s.similarity)}</span></li>`).join("")
+      ? items.map((s) => `<li><a href="#" data-doc="${s.id}">${esc(s.title)}</a> <span class="muted small">${pct(s.similarity)}</span></li>`).join("")
       : '<li class="muted">None yet.</li>';
   } catch (err) {
     if (ul.isConnected) ul.innerHTML = `<li class="error">${esc(err.message)}</li>`;
@@ -252,7 +252,7 @@ export async function runSearch(q) {
     const mark = (s) => esc(s).replace(/\[([^\]]*)\]/g, "<mark>$1</mark>");
     view.innerHTML = `<h2>Search: “${esc(q)}”</h2>` + (res.hits.length
       ? `<ul class="hits" id="search-results">${res.hits.map((h) =>
-        `<li data-doc="${h.id}"><div><strong>${esc(h.title)}</strong> ${whereLabel(h.id, h.folder_id)}</div>` +
+        `<li data-doc="${h.id}" tabindex="0"><div><strong>${esc(h.title)}</strong> ${whereLabel(h.id, h.folder_id)}</div>` +
         `<div class="snippet">${mark(h.snippet)}</div></li>`).join("")}</ul>`
       : '<p class="muted" id="search-empty">Nothing matches every word.</p>');
   } catch (err) {

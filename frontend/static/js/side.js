@@ -24,14 +24,16 @@ export async function refreshQuestion() {
     panel.innerHTML = '<p class="muted" id="no-question">No questions right now. When Foldwise hesitates between two places, it asks here.</p>';
     return;
   }
+  // "open" is a button of its own beside the answer, never inside it: it opens, not answers.
   const card = (d, cls) => `<div class="doc-card ${cls}"><strong>${esc(d.title)}</strong>` +
-    ` <span class="link small" data-open="${d.id}" role="link" tabindex="0" title="Open in the main area">open</span>` +
+    ` <button type="button" class="link small open-doc" data-open="${d.id}" title="Open in the main area">open</button>` +
     `<div class="muted small">${whereLabel(d.id, d.folder_id)}</div></div>`;
+  const choice = (d, pick) => `<div class="choice" id="pick-${pick}" data-pick="${pick}">${card(d, "")}` +
+    `<button type="button" class="small answer" id="answer-${pick}">Closer to this one</button></div>`;
   panel.innerHTML =
     `<div class="question" id="closer-question"><h3>Which is closer?</h3>${card(q.a, "anchor")}` +
     '<p>is closer to…</p><div class="choices">' +
-    `<button type="button" id="pick-b" data-pick="b">${card(q.b, "")}</button>` +
-    `<button type="button" id="pick-c" data-pick="c">${card(q.c, "")}</button></div>` +
+    `${choice(q.b, "b")}${choice(q.c, "c")}</div>` +
     `<p class="muted small" id="question-reason">${esc(readableReason(q.reason || ""))}</p>` +
     '<button type="button" id="skip-question" class="link">Skip</button></div>';
   $("#pick-b").onclick = (ev) => { if (!ev.target.closest("[data-open]")) answerQuestion(q, q.b, q.c); };

@@ -197,6 +197,9 @@ export function renderTree() {
   const tree = $("#tree");
   const scroll = tree.scrollTop;
   const t = state.tree;
+  // A tree must hold tree items: while there are none it is a plain region with a sentence.
+  tree.setAttribute("role", t.roots.length ? "tree" : "region");
+  if (t.roots.length) tree.setAttribute("aria-multiselectable", "true"); else tree.removeAttribute("aria-multiselectable");
   if (!t.roots.length) {
     tree.innerHTML = '<p class="muted pad">No folders yet. Drop a zip of your folders on the page, or use “Add documents”.</p>';
   } else {
