@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import login, topic_text
+from .conftest import login, payload, topic_text
 from .test_critiques import folder, upload, wait_for_tree_version
 from .test_pages import import_corpus
 
@@ -94,3 +94,23 @@ def test_reject_asks_first_and_a_proposal_that_goes_away_is_explained(
     page.click("#recluster-btn")
     wait_for_tree_version(page, version + 1)
     expect(page.locator("#proposal-gone")).to_contain_text(f"“{name}” is no longer proposed")
+
+
+def test_undo_after_adding_documents(page: Page, user: str) -> None:
+    login(page, user)
+    import_corpus(page, per_folder=1)
+    expect(page.locator("#tree-summary")).to_contain_text("3 documents")
+    page.set_input_files(
+        "#file-input",
+        files=[
+            payload("pie.txt", topic_text("cooking", 5).encode()),
+            payload("moon.txt", topic_text("astronomy", 5).encode()),
+        ],
+    )
+    expect(page.locator("#tree-summary")).to_contain_text("5 documents")
+    page.locator("#toasts .toast", has_text="Added 2 documents").get_by_role(
+        "button", name="Undo"
+    ).click()
+    expect(page.locator("#tree-summary")).to_contain_text("3 documents")
+    page.fill("#search", "moon")
+    expect(page.locator("#search-empty")).to_be_visible()

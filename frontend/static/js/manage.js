@@ -25,7 +25,7 @@ async function changed() {
 
 /** The history entry a filing route just made (those routes answer with the document or
  * folder, not the critique): the newest one of ``kind``. */
-async function latestCritique(kind) {
+export async function latestCritique(kind) {
   try {
     const [newest] = await api("GET", "/api/critiques?limit=1");
     return newest && newest.kind === kind ? newest.id : null;
@@ -227,6 +227,21 @@ async function undoAll(critiqueIds) {
   } catch (err) {
     fail(err, "Could not undo");
   }
+  await changed();
+}
+
+/** Undo an upload: the documents it stored (never duplicates, which were there before) go. */
+export async function removeUploaded(ids) {
+  let removed = 0;
+  for (const id of ids) {
+    try {
+      await api("DELETE", `/api/documents/${id}`);
+      removed += 1;
+    } catch (err) {
+      if (err.status !== 404) fail(err, "Could not remove a document");
+    }
+  }
+  toast(`Removed ${plural(removed, "added document")}`);
   await changed();
 }
 

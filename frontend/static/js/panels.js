@@ -1,12 +1,14 @@
 /* The main area: a document (where and why, similar documents), a folder or proposal,
  * search results, and adding documents.
  */
-import { api } from "./api.js";
+import { api, toast } from "./api.js";
 import { acceptProposal, moveDocument, notInProposal, openMovePicker, rejectProposal, startRename } from "./critiques.js";
 import { renderInbox } from "./inbox.js";
+import { latestCritique, removeUploaded } from "./manage.js";
+import { undoCritique } from "./side.js";
 import { startRecluster } from "./jobs.js";
 import { folderKey, refreshTree } from "./tree.js";
-import { $, $$, PREVIEW_CHARS, esc, pct, saveView, state } from "./util.js";
+import { $, $$, PREVIEW_CHARS, esc, pct, plural, saveView, state } from "./util.js";
 
 /* ------------------------------------------------------ document panel */
 
@@ -282,6 +284,8 @@ export async function uploadFiles(files) {
   if (!files.length) return;
   showView("upload-view");
   let changed = false;
+  const added = [];
+  const imports = [];
   for (const file of files) {
     const row = resultRow(file.name);
     const form = new FormData();
@@ -294,10 +298,16 @@ export async function uploadFiles(files) {
           `${r.folders_reused ? ` (${r.folders_reused} existing)` : ""}` +
           `${r.duplicates ? `, ${r.duplicates} duplicates` : ""}${skipped}`);
         changed = true;
+        const id = await latestCritique("import");
+        if (id != null) imports.push(id);
       } else {
         const r = await api("POST", "/api/documents/upload", form);
         if (r.duplicate) row.set("duplicate", `already stored as “${r.document.title}”`);
-        else { row.set("stored", `“${r.document.title}”, unfiled: Foldwise will place it`); changed = true; }
+        else {
+          row.set("stored", `“${r.document.title}”, unfiled: Foldwise will place it`);
+          changed = true;
+          added.push(r.document.id);
+        }
       }
     } catch (err) {
       if (err.status === 401) { row.set("failed", "session expired"); break; }
@@ -308,5 +318,17 @@ export async function uploadFiles(files) {
   if (changed) {
     await refreshTree();
     startRecluster(true);
+  }
+  offerUploadUndo(added, imports);
+}
+
+/** Undo after adding: new documents are removed; an import's filing is undone (its documents
+ * stay, unfiled, and the folders it made go once empty). */
+function offerUploadUndo(added, imports) {
+  if (added.length) {
+    toast(`Added ${plural(added.length, "document")}`, "info", { label: "Undo", run: () => removeUploaded(added) });
+  }
+  for (const id of imports) {
+    toast("Imported your folders", "info", { label: "Undo", run: () => undoCritique(id) });
   }
 }
