@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from .conftest import Server, login
+from .conftest import Server, login, payload, topic_text
 from .test_critiques import folder, wait_for_tree_version
 from .test_pages import import_corpus
 from .test_screenshots import _shot
@@ -56,6 +56,9 @@ def test_phone_one_pane_at_a_time(phone: Page, user: str) -> None:
     page = phone
     login(page, user)
     import_corpus(page, per_folder=3)
+    page.set_input_files(
+        "#file-input", files=[payload("bake.txt", topic_text("cooking", 9).encode())]
+    )
     wait_for_tree_version(page, 1)
     page.click("#pane-tab-tree")
     expect(page.locator("#tree")).to_be_visible()
@@ -89,5 +92,11 @@ def test_phone_one_pane_at_a_time(phone: Page, user: str) -> None:
     expect(page.locator("#search-results li").first).to_be_visible()
     expect(page.locator(".side")).to_be_hidden()
     no_sideways_scroll(page)
+    # The inbox fits too, and opens a document in the one pane.
+    page.click("#inbox-btn")
+    expect(page.locator("#inbox-view")).to_be_visible()
+    no_sideways_scroll(page)
+    page.locator("#inbox-list tr [data-open-doc]").first.click()
+    expect(page.locator("#doc-where")).to_be_visible()
     page.click("#logout-btn")
     expect(page.locator("#login-form")).to_be_visible()

@@ -163,6 +163,7 @@ async function main() {
     return;
   }
   if (state.openDoc && state.tree.docs.has(state.openDoc)) openDocument(state.openDoc);
+  else refreshView(); // a view opened while the tree was loading (the inbox) is drawn now
   refreshQuestion();
   watchJobs();
   // Trees also change without this page (API uploads, another tab): look now and then.
