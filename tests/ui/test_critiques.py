@@ -129,7 +129,7 @@ def test_recluster_proposal_move_question_undo(page: Page, user: str) -> None:
     page.locator("#pick-b strong").click()
     page.click("#tab-history")
     latest = page.locator("#history-list > li").first
-    expect(latest).to_contain_text("Closer")
+    expect(latest).to_contain_text("Answered")
     expect(latest.locator(".triples li").first).to_contain_text(f"{anchor} closer to {closer}")
 
     # Undo the move: the note leaves "finance" and the history marks the critique undone.
@@ -188,6 +188,10 @@ def test_rename_reject_and_not_in_proposal(page: Page, user: str) -> None:
     expect(music).to_have_count(1)
     name = music.locator(".name").first.inner_text()
     music.locator(".act-reject").click()
+    expect(page.locator("#confirm-dialog")).to_contain_text("nothing is filed")
+    page.click("#confirm-ok")
     expect(folder(page, name, "proposed")).to_have_count(0)
+    undo = page.locator("#toasts .toast", has_text="rejected").get_by_role("button", name="Undo")
+    expect(undo).to_be_visible()
     page.click("#tab-history")
     expect(page.locator("#history-list > li").first).to_contain_text("Rejected folder")

@@ -90,7 +90,7 @@ def _python_docs_split() -> tuple[bytes, list[Path]]:
 
 
 @pytest.mark.usefixtures("corpus")
-def test_screenshots_python_docs(page: Page, user: str) -> None:
+def test_screenshots_python_docs(page: Page, user: str, browser: Browser, server: Server) -> None:
     page.set_viewport_size({"width": 1280, "height": 800})
     page.goto("/login")
     page.fill("#login-name", user)
@@ -158,6 +158,28 @@ def test_screenshots_python_docs(page: Page, user: str) -> None:
     page.fill("#search", "socket timeout")
     expect(page.locator("#search-results li").first).to_be_visible()
     _shot(page, "search")
+
+    page.click("#inbox-btn")
+    expect(page.locator("#inbox-list tr").first).to_be_visible()
+    _shot(page, "inbox")
+    _phone_shot(browser, server, user)
+
+
+def _phone_shot(browser: Browser, server: Server, user: str) -> None:
+    """The same account on a phone (390x844): a suggested document in the one pane."""
+    context = browser.new_context(
+        base_url=server.url, viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
+    )
+    phone = context.new_page()
+    try:
+        login(phone, user)
+        phone.click("#inbox-btn")
+        phone.locator("#inbox-list tr [data-open-doc]").first.click()
+        expect(phone.locator("#doc-where")).to_be_visible()
+        expect(phone.locator("#similar li").first).not_to_contain_text("Looking")
+        _shot(phone, "phone")
+    finally:
+        context.close()
 
 
 def test_tree_render_time_2000_documents_100_folders(

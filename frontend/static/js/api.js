@@ -62,13 +62,26 @@ export function sessionExpired() {
   banner.hidden = false;
 }
 
-export function toast(message, kind = "info") {
+/** A short message at the bottom; with ``action`` ({label, run}) it carries one button
+ * (Undo) and stays long enough to reach it. */
+export function toast(message, kind = "info", action = null) {
   const el = document.createElement("div");
   el.className = `toast ${kind}`;
   el.setAttribute("role", kind === "error" ? "alert" : "status");
-  el.textContent = message;
+  const text = document.createElement("span");
+  text.textContent = message;
+  el.append(text);
+  if (action) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "toast-action";
+    button.textContent = action.label;
+    button.addEventListener("click", () => { el.remove(); action.run(); });
+    el.append(button);
+  }
   $("#toasts").append(el);
-  setTimeout(() => el.remove(), kind === "error" ? 8000 : 3500);
+  setTimeout(() => el.remove(), action ? 12000 : kind === "error" ? 8000 : 3500);
+  return el;
 }
 
 export function fail(err, what) {

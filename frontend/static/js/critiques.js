@@ -1,10 +1,12 @@
 /* Critiques made in the tree and the document panel, shown at once and confirmed
  * (or reverted) by the server; the "Move to..." picker.
  */
-import { api, fail, toast } from "./api.js";
+import { api, fail } from "./api.js";
+import { ask } from "./dialogs.js";
+import { moveDocuments, moveFolder } from "./manage.js";
 import { watchJobs } from "./jobs.js";
-import { openDocument, refreshView } from "./panels.js";
-import { refreshHistory } from "./side.js";
+import { openDocument, proposalGone, refreshView } from "./panels.js";
+import { offerUndo, refreshHistory } from "./side.js";
 import { docKey, folderKey, refreshTree, renderTree, select } from "./tree.js";
 import { $, esc, state } from "./util.js";
 
@@ -37,9 +39,9 @@ export async function moveDocument(docId, folderId) {
   const out = await critique({ kind: "move", document_id: docId, folder_id: folderId }, "Could not move the document");
   d.pending = false;
   if (!out) moveInModel(d, before.folderKey, before.filed);
-  else toast(`Moved “${d.title}” to ${f.name}`);
+  else offerUndo(`Moved “${d.title}” to ${f.name}`, out.id);
   renderTree();
-  if (state.openDoc === docId) openDocument(docId);
+  refreshView();
 }
 
 export function moveInModel(d, key, filed) {
@@ -70,12 +72,14 @@ export async function acceptProposal(f, name) {
   const body = name ? { kind: "rename", proposal_id: f.id, name } : { kind: "accept", proposal_id: f.id };
   const out = await critique(body, name ? "Could not rename the folder" : "Could not accept the folder");
   if (out) {
-    toast(`Folder “${f.name}” created`);
+    offerUndo(`Folder “${f.name}” created`, out.id);
     await refreshTree();
     if (out.created_folder_id != null && state.selected === f.key) {
       state.selected = folderKey(out.created_folder_id);
       renderTree();
     }
+    // The accepted proposal, if open, is followed to the folder it became.
+    if (out.created_folder_id != null && state.openFolder === f.key) state.openFolder = folderKey(out.created_folder_id);
     refreshView();
   } else {
     f.pending = false;
@@ -83,15 +87,32 @@ export async function acceptProposal(f, name) {
   }
 }
 
+/** What rejecting does, said before it is done: it files nothing (issue 7). */
+export function rejectQuestion(f) {
+  const n = f.total;
+  return {
+    title: `Reject the proposed folder “${f.name}”?`,
+    text: `No folder is made and nothing is filed: ${n === 1 ? "its document stays" : `its ${n} documents stay`} ` +
+      "unfiled, and Foldwise suggests places for them among your own folders. " +
+      "Foldwise will not propose them together again. You can undo this.",
+    ok: "Reject",
+    danger: true,
+  };
+}
+
 export async function rejectProposal(f) {
   if (!f || f.kind !== "proposed") return;
+  if (!(await ask(rejectQuestion(f)))) return;
   f.pending = true;
   renderTree();
   const out = await critique({ kind: "reject", proposal_id: f.id }, "Could not reject the folder");
   if (out) {
-    toast(`Proposal “${f.name}” rejected`);
+    offerUndo(`Proposal “${f.name}” rejected: its documents stay unfiled`, out.id);
+    const wasOpen = state.openProposal && state.openProposal.key === f.key;
     await refreshTree();
-    refreshView();
+    if (wasOpen) proposalGone(`You rejected the proposed folder “${f.name}”. Its documents stay unfiled; ` +
+      "Foldwise suggests places for them among your folders.");
+    else refreshView();
   } else {
     f.pending = false;
     renderTree();
@@ -128,7 +149,7 @@ export async function notInProposal(docId, proposalId) {
   const out = await critique({ kind: "not_in", document_id: docId, proposal_id: proposalId },
     "Could not record that");
   if (out) {
-    toast("Noted: it does not belong there");
+    offerUndo("Noted: it does not belong there", out.id);
     await refreshTree();
     openDocument(docId);
   } else if (d) {
@@ -139,12 +160,14 @@ export async function notInProposal(docId, proposalId) {
 
 /* ------------------------------------------------------ move picker */
 
+/** What the picker moves: {docs: [ids]} or {folder: f}. */
 let moveFor = null;
 
-export function folderPaths() {
+/** Every folder of the person's own, with its path; ``skip`` leaves out a subtree. */
+export function folderPaths(skip = null) {
   const out = [];
   const walk = (f, prefix) => {
-    if (f.kind !== "existing") return;
+    if (f.kind !== "existing" || f.key === skip) return;
     const path = prefix ? `${prefix} / ${f.name}` : f.name;
     out.push({ id: f.id, path });
     f.children.forEach((c) => walk(c, path));
@@ -153,10 +176,17 @@ export function folderPaths() {
   return out;
 }
 
-export function openMovePicker(docId) {
-  moveFor = docId;
-  const d = state.tree.docs.get(docId);
-  $("#move-title").textContent = `Move “${d ? d.title : "document"}” to…`;
+/** Open "Move to…" for documents ({docs: [ids]}, or one id) or a folder ({folder: f}). */
+export function openMovePicker(what) {
+  moveFor = typeof what === "number" ? { docs: [what] } : what;
+  let title;
+  if (moveFor.folder) title = `Move the folder “${moveFor.folder.name}” to…`;
+  else if (moveFor.docs.length > 1) title = `Move ${moveFor.docs.length} documents to…`;
+  else {
+    const d = state.tree.docs.get(moveFor.docs[0]);
+    title = `Move “${d ? d.title : "document"}” to…`;
+  }
+  $("#move-title").textContent = title;
   $("#move-filter").value = "";
   fillMoveList("");
   $("#move-dialog").showModal();
@@ -165,13 +195,40 @@ export function openMovePicker(docId) {
 
 export function fillMoveList(filter) {
   const f = filter.toLowerCase();
-  const items = folderPaths().filter((p) => p.path.toLowerCase().includes(f));
+  const folder = moveFor && moveFor.folder;
+  let items = folderPaths(folder ? folder.key : null);
+  if (folder) items = [{ id: "top", path: "Top level" }, ...items];
+  items = items.filter((p) => p.path.toLowerCase().includes(f));
   $("#move-list").innerHTML = items.length
-    ? items.map((p, i) => `<li role="option" data-folder="${p.id}" class="${i === 0 ? "active" : ""}">${esc(p.path)}</li>`).join("")
+    ? items.map((p, i) => `<li role="option" id="move-opt-${p.id}" data-folder="${p.id}" aria-selected="${i === 0}" class="${i === 0 ? "active" : ""}">${esc(p.path)}</li>`).join("")
     : '<li class="muted">No folder matches.</li>';
+  markActive($("#move-list li.active"));
 }
 
-export function pickMove(folderId) {
+/** Arrow keys in the filter move the highlighted folder; Enter picks it. */
+export function moveActive(step) {
+  const options = [...document.querySelectorAll("#move-list li[data-folder]")];
+  if (!options.length) return;
+  const i = options.findIndex((li) => li.classList.contains("active"));
+  markActive(options[Math.max(0, Math.min(options.length - 1, i + step))]);
+}
+
+function markActive(li) {
+  for (const x of document.querySelectorAll("#move-list li")) {
+    x.classList.toggle("active", x === li);
+    x.setAttribute("aria-selected", String(x === li));
+  }
+  const filter = $("#move-filter");
+  if (li) { filter.setAttribute("aria-activedescendant", li.id); li.scrollIntoView({ block: "nearest" }); }
+  else filter.removeAttribute("aria-activedescendant");
+}
+
+export function pickMove(value) {
   $("#move-dialog").close();
-  if (moveFor != null && folderId) moveDocument(moveFor, folderId);
+  if (!moveFor || value == null || value === "") return;
+  const target = value === "top" ? null : Number(value);
+  if (moveFor.folder) moveFolder(moveFor.folder, target);
+  else if (target == null) return;
+  else if (moveFor.docs.length === 1) moveDocument(moveFor.docs[0], target);
+  else moveDocuments(moveFor.docs, target);
 }

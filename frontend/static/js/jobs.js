@@ -5,7 +5,27 @@ import { api, fail } from "./api.js";
 import { refreshView } from "./panels.js";
 import { refreshQuestion } from "./side.js";
 import { refreshTree } from "./tree.js";
-import { $, POLL_MS, state } from "./util.js";
+import { $, POLL_MS, aboutDuration, state } from "./util.js";
+
+/** What each phase of a recluster does, in words (the phase ids are the worker's). */
+export const PHASE_WORDS = {
+  queued: "Waiting to start",
+  load: "Reading your documents",
+  exemplars: "Picking typical documents",
+  weights: "Learning from your folders",
+  cluster: "Grouping similar documents",
+  extended_tree: "Placing new documents and proposing folders",
+  commit: "Saving the new suggestions",
+  rerun: "Starting again with your latest changes",
+};
+
+/** "about 20 seconds left", from the time so far and the share done; "" when unknown. */
+export function timeLeft(job, fraction) {
+  const started = job.started_at && Date.parse(job.started_at.endsWith("Z") || /[+-]\d\d:\d\d$/.test(job.started_at) ? job.started_at : `${job.started_at}Z`);
+  if (!started || fraction < 0.05) return "";
+  const elapsed = Math.max(0, (Date.now() - started) / 1000);
+  return `, ${aboutDuration(elapsed * (1 - fraction) / fraction)} left`;
+}
 
 /* --------------------------------------------------------------- jobs */
 
@@ -42,12 +62,12 @@ export function showJob(job) {
   $("#job-progress").setAttribute("aria-valuenow", String(Math.round(frac * 100)));
   const p = job.progress || {};
   let label;
-  if (job.state === "queued") label = "Recluster queued…";
+  if (job.state === "queued") label = "Update of the suggestions will start soon…";
   else if (job.state === "running") {
-    label = `Reclustering: ${p.phase || "working"}` + (p.r_max ? ` · run ${p.run || 1} of ${p.r_max}` : "");
-  } else if (job.state === "done") label = "Tree updated";
+    label = `${PHASE_WORDS[p.phase] || "Working"}${timeLeft(job, frac)}`;
+  } else if (job.state === "done") label = "Suggestions updated";
   else if (job.state === "failed") label = `Recluster failed: ${job.error || "unknown error"}`;
-  else label = "Recluster superseded by newer changes";
+  else label = "Started again: you changed something meanwhile";
   $("#job-label").textContent = label;
   $("#job-label").title = label;
 }

@@ -4,9 +4,12 @@
  * This module wires the page's events and loads the first tree.
  */
 import { ApiError, api, fail } from "./api.js";
-import { fillMoveList, pickMove } from "./critiques.js";
+import { fillMoveList, moveActive, openMovePicker, pickMove } from "./critiques.js";
+import { clearSelection, createFolder, deleteDocuments, ownFolder, toggleInSelection } from "./manage.js";
+import { fileAllAbove, onInboxClick, openInbox, renderInbox } from "./inbox.js";
+import { wireMenu } from "./menu.js";
 import { startRecluster, watchJobs } from "./jobs.js";
-import { onSearchInput, openDocument, openFolder, runSearch, showView, uploadFiles } from "./panels.js";
+import { onSearchInput, openDocument, openFolder, refreshView, runSearch, showPane, showView, uploadFiles } from "./panels.js";
 import { refreshHistory, refreshQuality, refreshQuestion, undoCritique } from "./side.js";
 import { buildTree, loadTree, onDragEnd, onDragOver, onDragStart, onDrop, onTreeClick, onTreeKey, renderTree, reveal } from "./tree.js";
 import { $, $$, IDLE_CHECK_MS, STORE, esc, restoreView, state } from "./util.js";
@@ -38,6 +41,7 @@ function wire() {
   $("#search").addEventListener("input", onSearchInput);
   $("#search-form").addEventListener("submit", (ev) => { ev.preventDefault(); runSearch($("#search").value); });
   $("#content").addEventListener("click", (ev) => {
+    if (ev.target.closest(".pick")) return; // a checkbox selects, it does not open
     const sub = ev.target.closest("[data-folder]");
     if (sub && $("#folder-view").contains(sub)) {
       const key = sub.dataset.folder;
@@ -47,6 +51,7 @@ function wire() {
     }
     const hit = ev.target.closest("[data-doc]");
     if (!hit || !$("#content").contains(hit)) return;
+    ev.preventDefault(); // similar documents are links to "#"
     const id = Number(hit.dataset.doc);
     reveal(id);
     openDocument(id);
@@ -91,16 +96,61 @@ function wire() {
 
   $("#move-filter").addEventListener("input", (ev) => fillMoveList(ev.target.value));
   $("#move-filter").addEventListener("keydown", (ev) => {
+    if (ev.key === "ArrowDown" || ev.key === "ArrowUp") { ev.preventDefault(); moveActive(ev.key === "ArrowDown" ? 1 : -1); }
     if (ev.key === "Enter") {
       ev.preventDefault();
-      const first = $("#move-list li[data-folder]");
-      if (first) pickMove(Number(first.dataset.folder));
+      const active = $("#move-list li.active[data-folder]");
+      if (active) pickMove(active.dataset.folder);
     }
   });
   $("#move-list").addEventListener("click", (ev) => {
     const li = ev.target.closest("li[data-folder]");
-    if (li) pickMove(Number(li.dataset.folder));
+    if (li) pickMove(li.dataset.folder);
   });
+
+  wireMenu();
+  // Rows of listings and search results open with Enter, like a click.
+  $("#content").addEventListener("keydown", (ev) => {
+    const row = ev.target.closest("li[data-doc][tabindex], li[data-folder][tabindex]");
+    if (row && ev.target === row && (ev.key === "Enter" || ev.key === " ")) { ev.preventDefault(); row.click(); }
+  });
+  document.addEventListener("keydown", onShortcut);
+  $("#shortcuts-btn").onclick = () => $("#shortcuts-dialog").showModal();
+  showPane("tree");
+  for (const b of $$("#pane-tabs button")) b.onclick = () => showPane(b.dataset.pane);
+  $("#pane-back").onclick = () => showPane("tree");
+  $("#inbox-btn").onclick = openInbox;
+  $("#inbox-view").addEventListener("click", (ev) => onInboxClick(ev, {
+    openDoc: (id) => { reveal(id); openDocument(id); },
+    openProposal: (key) => { reveal(null, key); openFolder(key); },
+  }));
+  for (const id of ["#inbox-filter", "#inbox-sort", "#inbox-threshold"]) $(id).addEventListener("input", renderInbox);
+  $("#inbox-sort").addEventListener("change", renderInbox);
+  $("#inbox-file-all").onclick = fileAllAbove;
+  $("#new-folder-btn").onclick = () => createFolder(ownFolder(state.openFolder));
+  $("#sel-move").onclick = () => openMovePicker({ docs: [...state.multi] });
+  $("#sel-delete").onclick = () => deleteDocuments([...state.multi]);
+  $("#sel-clear").onclick = () => { clearSelection(); refreshView(); };
+  $("#content").addEventListener("change", (ev) => {
+    const box = ev.target.closest(".pick");
+    if (box) toggleInSelection(Number(box.dataset.pick), box.checked);
+  });
+}
+
+/** Page-wide keys (listed under "?"); never while typing or in a dialog. */
+function onShortcut(ev) {
+  if (ev.defaultPrevented || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  if (ev.target.closest("input, textarea, select, dialog, [contenteditable], #context-menu")) return;
+  const keys = {
+    "?": () => $("#shortcuts-dialog").showModal(),
+    "/": () => $("#search").focus(),
+    i: () => { openInbox(); $("#inbox-filter").focus(); },
+    t: () => { showPane("tree"); const row = $("#tree [tabindex='0']"); if (row) row.focus(); },
+    n: () => createFolder(ownFolder(state.openFolder)),
+    u: () => { showView("upload-view"); $("#dropzone").focus(); },
+  };
+  const run = keys[ev.key];
+  if (run) { ev.preventDefault(); run(); }
 }
 
 async function main() {
@@ -113,6 +163,7 @@ async function main() {
     return;
   }
   if (state.openDoc && state.tree.docs.has(state.openDoc)) openDocument(state.openDoc);
+  else refreshView(); // a view opened while the tree was loading (the inbox) is drawn now
   refreshQuestion();
   watchJobs();
   // Trees also change without this page (API uploads, another tab): look now and then.

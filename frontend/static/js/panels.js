@@ -1,16 +1,27 @@
 /* The main area: a document (where and why, similar documents), a folder or proposal,
  * search results, and adding documents.
  */
-import { api } from "./api.js";
+import { api, toast } from "./api.js";
 import { acceptProposal, moveDocument, notInProposal, openMovePicker, rejectProposal, startRename } from "./critiques.js";
+import { renderInbox } from "./inbox.js";
+import { latestCritique, removeUploaded } from "./manage.js";
+import { undoCritique } from "./side.js";
 import { startRecluster } from "./jobs.js";
 import { folderKey, refreshTree } from "./tree.js";
-import { $, $$, PREVIEW_CHARS, esc, pct, saveView, state } from "./util.js";
+import { $, $$, PREVIEW_CHARS, esc, pct, plural, saveView, state } from "./util.js";
 
 /* ------------------------------------------------------ document panel */
 
 export function showView(id) {
   for (const v of $$("#content .view")) v.hidden = v.id !== id;
+  // On a phone one pane shows at a time: what was just opened comes to the front.
+  if (id !== "welcome") showPane("content");
+}
+
+/** Which pane a narrow window shows: "tree", "content" or "side" (docs/ui.md, "Phones"). */
+export function showPane(name) {
+  document.body.dataset.pane = name;
+  for (const b of $$("#pane-tabs button")) b.setAttribute("aria-current", String(b.dataset.pane === name));
 }
 
 export function folderLabel(key) {
@@ -20,12 +31,16 @@ export function folderLabel(key) {
   return names.join(" / ");
 }
 
-export async function openDocument(id) {
+/** Open a document; a new item starts at the top (``keepScroll`` when only redrawing). */
+export async function openDocument(id, { keepScroll = false } = {}) {
   state.openDoc = id;
+  state.openProposal = null;
+  state.openFolder = null;
   saveView();
   const view = $("#doc-view");
   showView("doc-view");
-  view.innerHTML = '<p class="muted">Loading…</p>';
+  const scroll = keepScroll ? $("#content").scrollTop : 0;
+  if (!keepScroll) { $("#content").scrollTop = 0; view.innerHTML = '<p class="muted">Loading…</p>'; }
   let doc;
   try {
     doc = await api("GET", `/api/documents/${id}`);
@@ -39,7 +54,7 @@ export async function openDocument(id) {
   let where;
   if (doc.folder_id != null) {
     where = `<div class="where" id="doc-where"><div>Filed in <span class="path">${esc(doc.folder_path || folderLabel(folderKey(doc.folder_id)))}</span>` +
-      ' <span class="muted">— you put it there.</span></div></div>';
+      '<span class="muted" id="doc-filed-by"></span></div></div>';
   } else if (m && m.placed && f && f.kind !== "unfiled") {
     const proposal = f.kind === "proposed";
     where = `<div class="where suggested" id="doc-where"><div>Foldwise suggests <span class="path">${esc(folderLabel(f.key))}</span>` +
@@ -61,39 +76,117 @@ export async function openDocument(id) {
     `<div class="doc-head"><h2 id="doc-title">${esc(doc.title)}</h2><div class="doc-actions">` +
     `<a class="btn" id="download-link" href="/api/documents/${doc.id}/file" download>Download original</a>` +
     '<button type="button" id="move-btn">Move to…</button></div></div>' +
-    `<div class="doc-meta">${esc(doc.filename)} · ${esc(doc.media_type)} · ${(doc.size / 1024).toFixed(1)} KB</div>` +
+    `<div class="doc-meta">${esc(kindOf(doc.media_type))} · ` +
+    `<details class="details inline" id="doc-details"><summary>Details</summary>` +
+    `<span class="file-name">${esc(doc.filename)}</span> · ${esc(doc.media_type)} · ${(doc.size / 1024).toFixed(1)} KB</details></div>` +
     where +
     '<h3>Similar documents</h3><ul class="similar" id="similar"><li class="muted">Looking…</li></ul>' +
     `<h3>Text</h3><pre class="preview" id="doc-text">${esc(text)}</pre>`;
+  $("#content").scrollTop = scroll;
   $("#move-btn").onclick = () => openMovePicker(id);
   const notIn = $("#not-in-btn");
   if (notIn) notIn.onclick = () => notInProposal(id, notIn.dataset.proposal);
   const acceptPlace = $("#accept-place-btn");
   if (acceptPlace) acceptPlace.onclick = () => moveDocument(id, Number(acceptPlace.dataset.folder));
   loadSimilar(id);
+  if (doc.folder_id != null) loadFiledBy(id);
+}
+
+const FILED_BY = {
+  you: " — you put it there.",
+  accepted: " — you accepted Foldwise’s proposed folder.",
+  import: " — it came in this folder with your import.",
+};
+
+/** Say who filed it only when the record says so: the person, an accepted proposal, an import. */
+export async function loadFiledBy(id) {
+  try {
+    const filing = await api("GET", `/ui/api/documents/${id}/filing`);
+    const el = $("#doc-filed-by");
+    if (state.openDoc === id && el) el.textContent = FILED_BY[filing.by] || ".";
+  } catch (_) { /* the sentence reads well without it */ }
+}
+
+const KINDS = {
+  "text/plain": "Text", "text/markdown": "Markdown text", "text/html": "Web page",
+  "application/pdf": "PDF document", "message/rfc822": "E-mail",
+  "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "Word document",
+};
+
+/** A file type as a person names it. */
+export function kindOf(mediaType) {
+  return KINDS[(mediaType || "").split(";")[0]] || "Document";
 }
 
 /** Redraw what the main area shows after the tree changed (the same document or folder). */
 export function refreshView() {
-  if (!$("#doc-view").hidden && state.openDoc) openDocument(state.openDoc);
-  else if (!$("#folder-view").hidden) {
-    if (state.selected && state.tree.folders.has(state.selected)) openFolder(state.selected);
+  if (!$("#doc-view").hidden && state.openDoc) openDocument(state.openDoc, { keepScroll: true });
+  else if (!$("#inbox-view").hidden) renderInbox();
+  else if (!$("#folder-view").hidden && state.openFolder) {
+    if (state.tree.folders.has(state.openFolder)) openFolder(state.openFolder, { keepScroll: true });
+    else if (state.openProposal) followProposal(state.openProposal);
     else showView("welcome");
   }
 }
 
+/** Proposal ids change with every tree version: the one the person was reading is replaced
+ * by the new proposal holding most of its documents, or by a sentence saying it is gone. */
+export function followProposal(shown) {
+  const before = new Set(shown.docIds);
+  let best = null;
+  let shared = 0;
+  for (const f of state.tree.folders.values()) {
+    if (f.kind !== "proposed") continue;
+    const n = allDocs(f).filter((d) => before.has(d.id)).length;
+    if (n > shared) { best = f; shared = n; }
+  }
+  if (!best) {
+    proposalGone(`The proposed folder “${shown.name}” is no longer proposed: after the tree was updated, ` +
+      "its documents fit better in other places. Open a document to see where Foldwise suggests it now.");
+    return;
+  }
+  state.selected = best.key;
+  openFolder(best.key, { keepScroll: true });
+  const same = best.name === shown.name;
+  const note = document.createElement("p");
+  note.className = "notice";
+  note.id = "proposal-successor";
+  note.textContent = `The tree was updated while you were reading this proposal. ` +
+    (same ? `It is still proposed` : `“${shown.name}” is now proposed as “${best.name}”`) +
+    `, with ${shared} of its ${before.size} documents.`;
+  $("#folder-title").after(note);
+}
+
+/** The main area after the proposal it showed went away. */
+export function proposalGone(sentence) {
+  state.openProposal = null;
+  state.openFolder = null;
+  showView("folder-view");
+  $("#folder-view").innerHTML = `<h2>Proposal closed</h2><p class="notice" id="proposal-gone">${esc(sentence)}</p>`;
+}
+
+/** Every document in a folder and its subfolders. */
+export function allDocs(f) {
+  return [...f.docs, ...f.children.flatMap(allDocs)];
+}
+
 /** The folder's contents in the main area; for a proposal, what it is and what to do. */
-export function openFolder(key) {
+export function openFolder(key, { keepScroll = false } = {}) {
   const f = state.tree && state.tree.folders.get(key);
   if (!f) return;
+  if (!keepScroll) $("#content").scrollTop = 0;
   state.openDoc = null;
+  state.openFolder = key;
+  state.openProposal = f.kind === "proposed"
+    ? { key, name: f.name, docIds: allDocs(f).map((d) => d.id) } : null;
   saveView();
   const view = $("#folder-view");
   showView("folder-view");
-  const rows = f.docs.map((d) => `<li data-doc="${d.id}" class="${d.filed ? "" : "suggested"}">` +
-    `<span class="icon doc"></span> ${esc(d.title)}` +
+  const rows = f.docs.map((d) => `<li data-doc="${d.id}" tabindex="0" class="${d.filed ? "" : "suggested"}">` +
+    `<input type="checkbox" class="pick" data-pick="${d.id}"${state.multi.has(d.id) ? " checked" : ""} aria-label="Select ${esc(d.title)}">` +
+    `<span class="icon doc"></span> <span class="title" title="${esc(d.title)}">${esc(d.title)}</span>` +
     (d.filed ? "" : ` <span class="conf">${d.confidence != null ? pct(d.confidence) : ""} suggested</span>`) + "</li>").join("");
-  const subs = f.children.map((c) => `<li data-folder="${esc(c.key)}"><span class="icon folder"></span> ${esc(c.name)}` +
+  const subs = f.children.map((c) => `<li data-folder="${esc(c.key)}" tabindex="0"><span class="icon folder"></span> <span class="title" title="${esc(c.name)}">${esc(c.name)}</span>` +
     ` <span class="muted small">${c.total}</span></li>`).join("");
   let head = "";
   if (f.kind === "proposed") {
@@ -123,7 +216,7 @@ export async function loadSimilar(id) {
     const items = await api("GET", `/ui/api/documents/${id}/similar?limit=5`);
     if (state.openDoc !== id || !ul.isConnected) return;
     ul.innerHTML = items.length
-      ? items.map((s) => `<li><a data-doc="${s.id}">${esc(s.title)}</a> <span class="muted small">${pct(s.similarity)}</span></li>`).join("")
+      ? items.map((s) => `<li><a href="#" data-doc="${s.id}">${esc(s.title)}</a> <span class="muted small">${pct(s.similarity)}</span></li>`).join("")
       : '<li class="muted">None yet.</li>';
   } catch (err) {
     if (ul.isConnected) ul.innerHTML = `<li class="error">${esc(err.message)}</li>`;
@@ -161,7 +254,7 @@ export async function runSearch(q) {
     const mark = (s) => esc(s).replace(/\[([^\]]*)\]/g, "<mark>$1</mark>");
     view.innerHTML = `<h2>Search: “${esc(q)}”</h2>` + (res.hits.length
       ? `<ul class="hits" id="search-results">${res.hits.map((h) =>
-        `<li data-doc="${h.id}"><div><strong>${esc(h.title)}</strong> ${whereLabel(h.id, h.folder_id)}</div>` +
+        `<li data-doc="${h.id}" tabindex="0"><div><strong>${esc(h.title)}</strong> ${whereLabel(h.id, h.folder_id)}</div>` +
         `<div class="snippet">${mark(h.snippet)}</div></li>`).join("")}</ul>`
       : '<p class="muted" id="search-empty">Nothing matches every word.</p>');
   } catch (err) {
@@ -191,6 +284,8 @@ export async function uploadFiles(files) {
   if (!files.length) return;
   showView("upload-view");
   let changed = false;
+  const added = [];
+  const imports = [];
   for (const file of files) {
     const row = resultRow(file.name);
     const form = new FormData();
@@ -203,10 +298,16 @@ export async function uploadFiles(files) {
           `${r.folders_reused ? ` (${r.folders_reused} existing)` : ""}` +
           `${r.duplicates ? `, ${r.duplicates} duplicates` : ""}${skipped}`);
         changed = true;
+        const id = await latestCritique("import");
+        if (id != null) imports.push(id);
       } else {
         const r = await api("POST", "/api/documents/upload", form);
         if (r.duplicate) row.set("duplicate", `already stored as “${r.document.title}”`);
-        else { row.set("stored", `“${r.document.title}”, unfiled: Foldwise will place it`); changed = true; }
+        else {
+          row.set("stored", `“${r.document.title}”, unfiled: Foldwise will place it`);
+          changed = true;
+          added.push(r.document.id);
+        }
       }
     } catch (err) {
       if (err.status === 401) { row.set("failed", "session expired"); break; }
@@ -217,5 +318,17 @@ export async function uploadFiles(files) {
   if (changed) {
     await refreshTree();
     startRecluster(true);
+  }
+  offerUploadUndo(added, imports);
+}
+
+/** Undo after adding: new documents are removed; an import's filing is undone (its documents
+ * stay, unfiled, and the folders it made go once empty). */
+function offerUploadUndo(added, imports) {
+  if (added.length) {
+    toast(`Added ${plural(added.length, "document")}`, "info", { label: "Undo", run: () => removeUploaded(added) });
+  }
+  for (const id of imports) {
+    toast("Imported your folders", "info", { label: "Undo", run: () => undoCritique(id) });
   }
 }

@@ -6,7 +6,7 @@ import { critique } from "./critiques.js";
 import { watchJobs } from "./jobs.js";
 import { folderLabel, refreshView, showView, whereLabel } from "./panels.js";
 import { folderKey, refreshTree } from "./tree.js";
-import { $, esc, state } from "./util.js";
+import { $, esc, plural, state } from "./util.js";
 
 /* ----------------------------------------------------------- questions */
 
@@ -24,14 +24,16 @@ export async function refreshQuestion() {
     panel.innerHTML = '<p class="muted" id="no-question">No questions right now. When Foldwise hesitates between two places, it asks here.</p>';
     return;
   }
+  // "open" is a button of its own beside the answer, never inside it: it opens, not answers.
   const card = (d, cls) => `<div class="doc-card ${cls}"><strong>${esc(d.title)}</strong>` +
-    ` <span class="link small" data-open="${d.id}" role="link" tabindex="0" title="Open in the main area">open</span>` +
+    ` <button type="button" class="link small open-doc" data-open="${d.id}" title="Open in the main area">open</button>` +
     `<div class="muted small">${whereLabel(d.id, d.folder_id)}</div></div>`;
+  const choice = (d, pick) => `<div class="choice" id="pick-${pick}" data-pick="${pick}">${card(d, "")}` +
+    `<button type="button" class="small answer" id="answer-${pick}">Closer to this one</button></div>`;
   panel.innerHTML =
     `<div class="question" id="closer-question"><h3>Which is closer?</h3>${card(q.a, "anchor")}` +
     '<p>is closer to…</p><div class="choices">' +
-    `<button type="button" id="pick-b" data-pick="b">${card(q.b, "")}</button>` +
-    `<button type="button" id="pick-c" data-pick="c">${card(q.c, "")}</button></div>` +
+    `${choice(q.b, "b")}${choice(q.c, "c")}</div>` +
     `<p class="muted small" id="question-reason">${esc(readableReason(q.reason || ""))}</p>` +
     '<button type="button" id="skip-question" class="link">Skip</button></div>';
   $("#pick-b").onclick = (ev) => { if (!ev.target.closest("[data-open]")) answerQuestion(q, q.b, q.c); };
@@ -39,15 +41,18 @@ export async function refreshQuestion() {
   $("#skip-question").onclick = () => skipQuestion(q);
 }
 
-/** The server names documents by id; the person knows them by title. */
-function readableReason(reason) {
-  return reason.replace(/\bdocument (\d+)\b/g, (_, id) => `“${titleOf(Number(id))}”`);
+/** The server names documents by id and adds figures; the person knows them by title. */
+export function readableReason(reason) {
+  return reason
+    .replace(/\bdocument (\d+)\b/g, (_, id) => `“${titleOf(Number(id))}”`)
+    .replace(/\s*\(margin [^)]*\)/g, "")
+    .replace(/;\s*b and c are their most typical documents/, ". The two choices are the most typical documents of each.");
 }
 
 export async function answerQuestion(q, closer, other) {
   $("#panel-questions").innerHTML = `<p class="muted">Thanks: “${esc(q.a.title)}” is closer to “${esc(closer.title)}”.</p>`;
   const out = await critique({ kind: "closer", a: q.a.id, b: closer.id, c: other.id }, "Could not record the answer");
-  if (out) toast("Answer recorded");
+  if (out) offerUndo("Answer recorded", out.id);
   setTimeout(refreshQuestion, 600);
 }
 
@@ -62,7 +67,7 @@ export async function skipQuestion(q) {
 
 export const KIND_LABEL = {
   move: "Moved", accept: "Accepted folder", rename: "Accepted and renamed", reject: "Rejected folder",
-  closer: "Closer", not_in: "Doesn’t belong", folder_move: "Moved folder", folder_delete: "Deleted folder",
+  closer: "Answered", not_in: "Doesn’t belong", folder_move: "Moved folder", folder_delete: "Deleted folder",
   import: "Imported",
 };
 
@@ -105,13 +110,17 @@ export async function refreshHistory() {
     const triples = (c.triples || []).slice(0, 6).map(([x, y, z]) =>
       `<li>${esc(titleOf(x))} closer to ${esc(titleOf(y))} than to ${esc(titleOf(z))}</li>`).join("");
     const more = c.triples && c.triples.length > 6 ? `<li>… ${c.triples.length - 6} more</li>` : "";
+    // What the critique taught Foldwise, for those who want it: behind "Details".
+    const details = triples ? `<details class="details"><summary>Details</summary>` +
+      `<div class="when">Made on tree version ${c.tree_version}. Foldwise now keeps these together:</div>` +
+      `<ul class="triples">${triples}${more}</ul></details>` : "";
     const filed = c.filed_document_ids && c.filed_document_ids.length
       ? `<div class="muted small">${c.filed_document_ids.length} document(s) filed</div>` : "";
     return `<li class="${c.undone_at ? "undone" : ""}" data-critique="${c.id}"><div class="what">` +
       `<strong>${esc(KIND_LABEL[c.kind] || c.kind)}</strong><span>${esc(describe(c))}</span>` +
       (c.undone_at ? '<em class="muted small">undone</em>' : `<button class="small act-undo" data-id="${c.id}">Undo</button>`) +
-      `</div><div class="when">${new Date(c.created_at).toLocaleString()} · by ${esc(c.author)} · tree v${c.tree_version}</div>` +
-      filed + (triples ? `<ul class="triples">${triples}${more}</ul>` : "") + "</li>";
+      `</div><div class="when">${new Date(c.created_at).toLocaleString()} · by ${esc(c.author)}</div>` +
+      filed + details + "</li>";
   }).join("")}</ul>`;
   summarizeTriples();
 }
@@ -125,23 +134,29 @@ export async function summarizeTriples() {
     const labeled = t.folders.reduce((n, f) => n + f.labeled_documents, 0);
     const el = $("#triples-summary");
     if (el) {
-      el.textContent = `In force: ${stated} stated and ${inferred} inferred triple(s), ` +
-        `and the order of your ${t.folders.length} folder(s) over ${labeled} filed document(s).`;
+      el.textContent = `Foldwise keeps to your ${plural(t.folders.length, "folder")} ` +
+        `(${plural(labeled, "filed document")})` +
+        (stated ? `, to ${plural(stated, "thing")} you told it and to ${inferred} it worked out from them.` : ".");
     }
   } catch (_) { /* the summary is optional */ }
 }
 
-export async function undoCritique(id, button) {
-  button.disabled = true;
+/** The message after an action, with its Undo one click away. */
+export function offerUndo(message, critiqueId) {
+  toast(message, "info", { label: "Undo", run: () => undoCritique(critiqueId) });
+}
+
+export async function undoCritique(id, button = null) {
+  if (button) button.disabled = true;
   try {
     const out = await api("DELETE", `/api/critiques/${id}`);
-    toast(out && out.notes && out.notes.length ? `Undone. ${out.notes.join(" ")}` : "Undone");
+    toast(out && out.notes && out.notes.length ? `Undone. ${out.notes.map(readableReason).join("; ")}.` : "Undone");
     await refreshTree();
     refreshHistory();
     watchJobs();
     refreshView();
   } catch (err) {
-    button.disabled = false;
+    if (button) button.disabled = false;
     fail(err, "Could not undo");
   }
 }

@@ -3,8 +3,14 @@
  */
 import { api, fail } from "./api.js";
 import { acceptProposal, moveDocument, openMovePicker, rejectProposal, startRename } from "./critiques.js";
+import {
+  clearSelection, deleteDocuments, deleteFolder, moveDocuments, moveFolder, ownFolder, renameDocument,
+  renameFolder, selectRange, toggleInSelection,
+} from "./manage.js";
+import { updateInboxCount } from "./inbox.js";
+import { openMenuAtRow } from "./menu.js";
 import { openDocument, openFolder } from "./panels.js";
-import { $, $$, esc, pct, saveView, state } from "./util.js";
+import { $, $$, esc, pct, plural, saveView, state } from "./util.js";
 
 /* ------------------------------------------------------------ tree model */
 
@@ -149,11 +155,12 @@ export function folderHtml(f, depth, out) {
       (f.pending ? '<span class="muted small">saving…</span>'
         : '<span class="proposal-actions"><button class="small act-accept" title="Make it a real folder">Accept</button>' +
           '<button class="small act-rename" title="Accept under another name">Rename</button>' +
-          '<button class="small danger act-reject" title="Reject: its documents go to the parent folder">Reject</button></span>') +
+          '<button class="small danger act-reject" title="Reject: no folder is made; its documents stay unfiled">Reject</button></span>') +
       "</div>"
     : "";
   out.push(
     `<div class="${cls.join(" ")}" role="treeitem" data-key="${esc(f.key)}" aria-level="${depth + 1}"` +
+      (f.kind === "existing" ? ' draggable="true"' : "") +
       `${hasKids ? ` aria-expanded="${open}"` : ""} aria-selected="${state.selected === f.key}" tabindex="-1">` +
       `<div class="row" style="padding-left:${6 + depth * 16}px">` +
       `<span class="twisty">${hasKids ? (open ? "▾" : "▸") : ""}</span><span class="icon folder"></span>` +
@@ -173,12 +180,14 @@ export function docHtml(d, depth, out) {
   const cls = ["node", "doc"];
   if (!d.filed) cls.push("suggested");
   if (d.pending) cls.push("pending");
-  if (state.selected === docKey(d.id)) cls.push("selected");
+  const picked = state.selected === docKey(d.id) || state.multi.has(d.id);
+  if (picked) cls.push("selected");
+  if (state.multi.has(d.id)) cls.push("checked");
   const conf = !d.filed && d.confidence != null
     ? `<span class="conf${d.confidence < 0.5 ? " low" : ""}" title="confidence of this suggestion">${pct(d.confidence)}</span>` : "";
   out.push(
     `<div class="${cls.join(" ")}" role="treeitem" data-key="d:${d.id}" data-doc="${d.id}" draggable="true"` +
-      ` aria-level="${depth + 1}" aria-selected="${state.selected === docKey(d.id)}" tabindex="-1">` +
+      ` aria-level="${depth + 1}" aria-selected="${picked}" tabindex="-1">` +
       `<div class="row" style="padding-left:${6 + depth * 16 + 14}px"><span class="icon doc"></span>` +
       `<span class="name" title="${esc(d.title)}">${esc(d.title)}</span>${conf}</div></div>`,
   );
@@ -188,6 +197,9 @@ export function renderTree() {
   const tree = $("#tree");
   const scroll = tree.scrollTop;
   const t = state.tree;
+  // A tree must hold tree items: while there are none it is a plain region with a sentence.
+  tree.setAttribute("role", t.roots.length ? "tree" : "region");
+  if (t.roots.length) tree.setAttribute("aria-multiselectable", "true"); else tree.removeAttribute("aria-multiselectable");
   if (!t.roots.length) {
     tree.innerHTML = '<p class="muted pad">No folders yet. Drop a zip of your folders on the page, or use “Add documents”.</p>';
   } else {
@@ -198,8 +210,17 @@ export function renderTree() {
   tree.scrollTop = scroll;
   const proposals = [...t.folders.values()].filter((f) => f.kind === "proposed").length;
   $("#tree-summary").textContent =
-    `${t.docs.size} documents · ${proposals} proposed` + (t.version ? ` · v${t.version}` : "") +
-    (t.outdated ? " · update due" : "");
+    `${plural(t.docs.size, "document")} · ${plural(proposals, "proposed folder")}` +
+    (t.outdated ? " · your latest changes are not in the suggestions yet" : "");
+  for (const id of state.multi) if (!t.docs.has(id)) state.multi.delete(id);
+  updateInboxCount();
+  $("#selection-bar").hidden = state.multi.size === 0;
+  $("#selection-count").textContent = `${state.multi.size} selected`;
+  // Nothing to sort on an empty account: a recluster there could only fail.
+  const recluster = $("#recluster-btn");
+  recluster.disabled = t.docs.size === 0;
+  recluster.title = t.docs.size ? "Recompute placements and proposals now"
+    : "Add documents first: there is nothing to sort yet";
   const sel = state.selected && tree.querySelector(`[data-key="${CSS.escape(state.selected)}"]`);
   if (sel) sel.tabIndex = 0;
   else if (tree.firstElementChild && tree.firstElementChild.dataset) tree.firstElementChild.tabIndex = 0;
@@ -257,11 +278,24 @@ export function onTreeClick(ev) {
   if (ev.target.closest(".act-rename")) return startRename(f, node);
   if (ev.target.closest(".rename-input")) return;
   if (node.dataset.doc) {
+    const id = Number(node.dataset.doc);
+    if (ev.ctrlKey || ev.metaKey) {
+      // The document already open joins the selection, as in a file manager.
+      if (!state.multi.size && state.openDoc != null && state.openDoc !== id) state.multi.add(state.openDoc);
+      toggleInSelection(id);
+      return;
+    }
+    if (ev.shiftKey) { selectRange(id, $$("#tree .node.doc")); return; }
+    if (state.multi.size) clearSelection();
+    state.anchor = id;
     select(key);
-    openDocument(Number(node.dataset.doc));
+    openDocument(id);
   } else {
+    // A click on the name opens the folder (as in a file manager); only the arrow closes it.
+    const onTwisty = ev.target.closest(".twisty") && nodeOf(ev.target.closest(".twisty")) === node;
     state.selected = key;
-    toggle(key);
+    if (onTwisty) { toggle(key); return; }
+    toggle(key, true);
     openFolder(key);
   }
 }
@@ -292,38 +326,86 @@ export function onTreeKey(ev) {
       break;
     }
     case "Enter":
+      ev.preventDefault();
+      // Enter opens (a folder: expanded and shown in the main area); Space toggles.
+      if (isFolder) { state.selected = key; toggle(key, true); openFolder(key); } else openDocument(Number(current.dataset.doc));
+      break;
     case " ":
       ev.preventDefault();
-      if (isFolder) { state.selected = key; toggle(key); } else openDocument(Number(current.dataset.doc));
+      if (isFolder) { state.selected = key; toggle(key); } else toggleInSelection(Number(current.dataset.doc));
       break;
-    case "m":
-      if (!isFolder) { ev.preventDefault(); openMovePicker(Number(current.dataset.doc)); }
+    case "m": {
+      const f = ownFolder(key);
+      if (!isFolder) { ev.preventDefault(); openMovePicker({ docs: pickedDocs(current) }); }
+      else if (f) { ev.preventDefault(); openMovePicker({ folder: f }); }
+      break;
+    }
+    case "F2":
+      ev.preventDefault();
+      if (!isFolder) renameDocument(state.tree.docs.get(Number(current.dataset.doc)));
+      else if (ownFolder(key)) renameFolder(ownFolder(key));
+      break;
+    case "Delete":
+      ev.preventDefault();
+      if (!isFolder) deleteDocuments(pickedDocs(current));
+      else if (ownFolder(key)) deleteFolder(ownFolder(key));
+      break;
+    case "ContextMenu":
+      ev.preventDefault();
+      openMenuAtRow(current);
+      break;
+    case "F10":
+      if (ev.shiftKey) { ev.preventDefault(); openMenuAtRow(current); }
       break;
     default:
   }
 }
 
+/** The documents a key press acts on: the selection if the row is in it, else the row. */
+function pickedDocs(node) {
+  const id = Number(node.dataset.doc);
+  return state.multi.size > 1 && state.multi.has(id) ? [...state.multi] : [id];
+}
+
 /* ------------------------------------------------------ drag and drop */
 
 let dragDoc = null;
+let dragFolder = null;
 
 export function onDragStart(ev) {
   const node = nodeOf(ev.target);
-  if (!node || !node.dataset.doc) return;
+  if (!node) return;
+  if (!node.dataset.doc) {
+    dragFolder = ownFolder(node.dataset.key);
+    if (!dragFolder) return;
+    ev.dataTransfer.setData("text/x-foldwise-folder", String(dragFolder.id));
+    ev.dataTransfer.effectAllowed = "move";
+    return;
+  }
   dragDoc = Number(node.dataset.doc);
   ev.dataTransfer.setData("text/x-foldwise-document", String(dragDoc));
   ev.dataTransfer.effectAllowed = "move";
+}
+
+/** Whether folder ``key`` is ``ancestor`` or inside it (a folder cannot go into itself). */
+function within(key, ancestor) {
+  for (let k = key; k; k = state.tree.folders.get(k) && state.tree.folders.get(k).parentKey) {
+    if (k === ancestor) return true;
+  }
+  return false;
 }
 
 export function dropFolder(ev) {
   const node = nodeOf(ev.target);
   if (!node || node.dataset.doc) return null;
   const f = state.tree.folders.get(node.dataset.key);
-  return f && f.kind === "existing" ? { node, f } : null;
+  if (!f || f.kind !== "existing") return null;
+  if (dragFolder && (within(f.key, dragFolder.key) || f.key === dragFolder.parentKey)) return null;
+  return { node, f };
 }
 
 export function onDragOver(ev) {
-  if (dragDoc == null) return;
+  if (dragDoc == null && !dragFolder) return;
   const target = dropFolder(ev);
   $$("#tree .drop-target").forEach((n) => n.classList.remove("drop-target"));
   if (!target) return;
@@ -334,6 +416,7 @@ export function onDragOver(ev) {
 
 export function onDragEnd() {
   dragDoc = null;
+  dragFolder = null;
   $$("#tree .drop-target").forEach((n) => n.classList.remove("drop-target"));
 }
 
@@ -341,9 +424,13 @@ export function onDrop(ev) {
   const target = dropFolder(ev);
   $$("#tree .drop-target").forEach((n) => n.classList.remove("drop-target"));
   const id = dragDoc;
+  const folder = dragFolder;
   dragDoc = null;
-  if (!target || id == null) return;
+  dragFolder = null;
+  if (!target || (id == null && !folder)) return;
   ev.preventDefault();
   ev.stopPropagation();
-  moveDocument(id, target.f.id);
+  if (folder) moveFolder(folder, target.f.id);
+  else if (state.multi.size > 1 && state.multi.has(id)) moveDocuments([...state.multi], target.f.id);
+  else moveDocument(id, target.f.id);
 }

@@ -25,9 +25,23 @@ export const state = {
   sessionLost: false,
   timings: null,         // of the last loadTree(), in ms (the speed test reads them)
   question: null,
+  openFolder: null,      // key of the folder shown in the main area
+  multi: new Set(),      // ids of the documents selected together (Ctrl/Shift-click, checkboxes)
+  anchor: null,          // the document a Shift-click selects from
+  openProposal: null,    // {key, name, docIds} of the proposal shown in the main area
 };
 
 export function pct(x) { return `${Math.round(100 * x)}%`; }
+
+/** "1 document", "3 documents". */
+export function plural(n, word) { return `${n} ${word}${n === 1 ? "" : "s"}`; }
+
+/** A duration as a person says it: "about 40 seconds", "about 3 minutes". */
+export function aboutDuration(seconds) {
+  if (seconds < 10) return "a few seconds";
+  if (seconds < 90) return `about ${Math.round(seconds / 10) * 10} seconds`;
+  return `about ${Math.round(seconds / 60)} minutes`;
+}
 
 export function saveView() {
   try {

@@ -160,11 +160,11 @@ def quality_report(*, session: Session, user: User) -> QualityReport:
         params = {"min_term_count": 1} if len(leaves) < SMALL_COLLECTION else {}
         X, _ = text_features([texts[d] for d in leaves], **params)
         if X.shape[1] == 0:
-            report.notes.append("The filed documents share no terms to cluster on.")
+            report.notes.append("Your filed documents share no words to compare them by.")
             return report
         Z = hac_linkage(X)
         report.learned_from = "text-only dendrogram of your filed documents (no recluster yet)"
-        report.notes.append("No recluster has finished yet: measuring the words alone.")
+        report.notes.append("No update has finished yet: Foldwise compares by the words alone.")
     learned_all = Hierarchy.from_linkage(Z)
     index = {doc_id: i for i, doc_id in enumerate(leaves)}
     filed = _even_sample([d for d in leaves if d in folder_of], folder_of, MAX_DOCUMENTS)
@@ -182,7 +182,7 @@ def quality_report(*, session: Session, user: User) -> QualityReport:
         total, kept = folder_triples_kept(learned, labels)
         report.folder_triples_total, report.folder_triples_kept = total, kept
     else:
-        report.notes.append("Fewer than three filed documents in the tree: nothing to compare.")
+        report.notes.append("Fewer than three filed documents in the tree: nothing to compare yet.")
     explicit = [t for t in _critique_triples(session, user) if all(d in index for d in t)]
     if explicit:
         rows = np.array([[index[d] for d in t] for t in explicit], dtype=np.intp)

@@ -13,7 +13,8 @@ import secrets
 from typing import Annotated, Any
 
 from fastapi import APIRouter, FastAPI, Form, Query, Request, status
-from fastapi.exception_handlers import http_exception_handler
+from fastapi.exception_handlers import http_exception_handler, request_validation_exception_handler
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
@@ -27,7 +28,7 @@ from foldwise.service.inputs import RowId
 from foldwise.service.rate_limits import LimitsDep
 from foldwise.service.resources import shipped
 from foldwise.service.security_headers import content_security_policy
-from foldwise.service.ui import quality, similar
+from foldwise.service.ui import provenance, quality, similar
 from foldwise.service.users import auth
 from foldwise.service.users.auth import CurrentUser
 from foldwise.service.users.models import User
@@ -35,6 +36,15 @@ from foldwise.service.users.models import User
 FRONTEND_DIR = shipped("frontend")
 TEMPLATES = Jinja2Templates(directory=FRONTEND_DIR / "templates")
 STATIC_DIR = FRONTEND_DIR / "static"
+
+# Answers that show a person's documents are never stored by the browser: after Log out,
+# Back must not bring them back from a cache (docs/ui.md, "Hygiene").
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+def _no_store(response: Response) -> None:
+    response.headers.update(NO_STORE)
+
 
 router = APIRouter(include_in_schema=False)
 api_router = APIRouter(prefix="/ui/api", tags=["ui"])
@@ -80,6 +90,7 @@ def home(request: Request, session: SessionDep, cfg: SettingsDep) -> Response:
         },
     }
     response = TEMPLATES.TemplateResponse(request, "app.html", context)
+    _no_store(response)
     # The import map is the page's one inline script: allowed by its nonce only.
     response.headers["Content-Security-Policy"] = content_security_policy(nonce)
     return response
@@ -181,20 +192,34 @@ def similar_documents(
     document_id: RowId,
     user: CurrentUser,
     session: SessionDep,
+    response: Response,
     limit: Annotated[int, Query(ge=1, le=50)] = 5,
 ) -> list[similar.SimilarDocument]:
     """The caller's documents whose text is nearest to this one (tf-idf cosine)."""
+    _no_store(response)
     documents.get_document(session=session, user=user, document_id=document_id)
     return similar.similar_documents(
         session=session, user=user, document_id=document_id, limit=max(1, min(limit, 20))
     )
 
 
+@api_router.get("/documents/{document_id}/filing", response_model=provenance.Filing)
+def document_filing(
+    document_id: RowId, user: CurrentUser, session: SessionDep, response: Response
+) -> provenance.Filing:
+    """Who put the document in its folder: the person, an accepted proposal or an import."""
+    document = documents.get_document(session=session, user=user, document_id=document_id)
+    _no_store(response)
+    return provenance.filing_of(session=session, user=user, document=document)
+
+
 @api_router.get("/quality", response_class=HTMLResponse)
 def quality_panel(request: Request, user: CurrentUser, session: SessionDep) -> Response:
     """The quality panel as an HTML fragment: measures and a server-drawn SVG."""
     report = quality.quality_report(session=session, user=user)
-    return TEMPLATES.TemplateResponse(request, "_quality.html", {"report": report})
+    page = TEMPLATES.TemplateResponse(request, "_quality.html", {"report": report})
+    _no_store(page)
+    return page
 
 
 def _is_navigation(request: Request) -> bool:
@@ -205,6 +230,15 @@ def _is_navigation(request: Request) -> bool:
 def _error_page(request: Request, status_code: int, message: str) -> Response:
     context = {"status": status_code, "message": message, "asset_version": _asset_version()}
     return TEMPLATES.TemplateResponse(request, "error.html", context, status_code=status_code)
+
+
+def _invalid_address(exc: RequestValidationError) -> str:
+    """A sentence for a link with a bad part (``/api/documents/abc/file``)."""
+    parts = []
+    for error in exc.errors()[:3]:
+        where = ".".join(str(p) for p in error.get("loc", ())[1:]) or "the address"
+        parts.append(f"{where}: {str(error.get('msg', 'not valid')).lower()}")
+    return "This link is not valid (" + "; ".join(parts) + ")"
 
 
 async def _delegate(handler: Any, request: Request, exc: Exception) -> Response:
@@ -219,7 +253,8 @@ def _pages_for_errors(app: FastAPI) -> None:
     """Errors met by a browser navigating (a stale link, a missing file) become a page; API
     clients keep the JSON answers of the handlers already installed."""
     json_handlers = {
-        cls: app.exception_handlers.get(cls) for cls in (StarletteHTTPException, ServiceError)
+        cls: app.exception_handlers.get(cls)
+        for cls in (StarletteHTTPException, ServiceError, RequestValidationError)
     }
 
     async def http_error(request: Request, exc: Exception) -> Response:
@@ -240,8 +275,16 @@ def _pages_for_errors(app: FastAPI) -> None:
             return JSONResponse({"detail": exc.message}, status_code=exc.status_code)
         return await _delegate(json_handlers[ServiceError], request, exc)
 
+    async def validation_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        if _is_navigation(request):
+            return _error_page(request, status.HTTP_422_UNPROCESSABLE_ENTITY, _invalid_address(exc))
+        handler = json_handlers[RequestValidationError] or request_validation_exception_handler
+        return await _delegate(handler, request, exc)
+
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(ServiceError, service_error)
+    app.add_exception_handler(RequestValidationError, validation_error)
 
 
 def mount_ui(app: FastAPI) -> None:
