@@ -87,9 +87,7 @@ def worker(rt: Runtime) -> Iterator[EmbeddedWorker]:
 
 
 def upload(client: TestClient, headers: dict[str, str], name: str, data: bytes) -> Any:
-    response = client.post(
-        "/api/documents/upload", files={"file": (name, data)}, headers=headers
-    )
+    response = client.post("/api/documents/upload", files={"file": (name, data)}, headers=headers)
     assert response.status_code == 201, response.text
     return response.json()["document"]
 

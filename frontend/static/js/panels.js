@@ -79,6 +79,7 @@ export async function openDocument(id, { keepScroll = false } = {}) {
     `<div class="doc-meta">${esc(kindOf(doc.media_type))} · ` +
     `<details class="details inline" id="doc-details"><summary>Details</summary>` +
     `<span class="file-name">${esc(doc.filename)}</span> · ${esc(doc.media_type)} · ${(doc.size / 1024).toFixed(1)} KB</details></div>` +
+    scanNote(doc) +
     where +
     '<h3>Similar documents</h3><ul class="similar" id="similar"><li class="muted">Looking…</li></ul>' +
     `<h3>Text</h3><pre class="preview" id="doc-text">${esc(text)}</pre>`;
@@ -90,6 +91,26 @@ export async function openDocument(id, { keepScroll = false } = {}) {
   if (acceptPlace) acceptPlace.onclick = () => moveDocument(id, Number(acceptPlace.dataset.folder));
   loadSimilar(id);
   if (doc.folder_id != null) loadFiledBy(id);
+  if (READING.has(doc.text_status)) {
+    // The worker is reading the scan: show its progress, then its text, without a reload.
+    setTimeout(() => { if (state.openDoc === id) openDocument(id, { keepScroll: true }); }, 2000);
+  }
+}
+
+/** Scans (docs/ocr.md): what OCR is doing or did, in a sentence; nothing for other files. */
+const SCAN_STATES = {
+  ocr_pending: () => "This is a scan. Foldwise will read its text shortly, then place it.",
+  ocr_running: (d) => `Reading the scan: page ${d.ocr_pages_done + 1} of ${d.ocr_pages_total}.`,
+  ocr_done: () => "Text read from the scan.",
+  no_text_ocr_missing: () =>
+    "No text: this is a scan, and text recognition (OCR) is not installed on the server. The original is kept.",
+  ocr_failed: (d) => `No text: the scan could not be read${d.text_note ? ` (${d.text_note})` : ""}. The original is kept.`,
+};
+const READING = new Set(["ocr_pending", "ocr_running"]);
+
+function scanNote(doc) {
+  const say = SCAN_STATES[doc.text_status];
+  return say ? `<p class="scan-note" id="doc-scan" role="status">${esc(say(doc))}</p>` : "";
 }
 
 const FILED_BY = {
@@ -111,6 +132,7 @@ const KINDS = {
   "text/plain": "Text", "text/markdown": "Markdown text", "text/html": "Web page",
   "application/pdf": "PDF document", "message/rfc822": "E-mail",
   "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "Word document",
+  "image/png": "Scanned image", "image/jpeg": "Scanned image", "image/tiff": "Scanned image",
 };
 
 /** A file type as a person names it. */
@@ -277,6 +299,15 @@ export function resultRow(name) {
       tr.querySelector(".detail").textContent = detail || "";
       tr.dataset.status = status;
     },
+    /** An Open button for the document the row stored. */
+    openable(docId) {
+      const open = document.createElement("button");
+      open.type = "button";
+      open.className = "link";
+      open.textContent = "Open";
+      open.onclick = () => openDocument(docId);
+      tr.querySelector(".detail").append(" ", open);
+    },
   };
 }
 
@@ -304,7 +335,11 @@ export async function uploadFiles(files) {
         const r = await api("POST", "/api/documents/upload", form);
         if (r.duplicate) row.set("duplicate", `already stored as “${r.document.title}”`);
         else {
-          row.set("stored", `“${r.document.title}”, unfiled: Foldwise will place it`);
+          const scan = READING.has(r.document.text_status) ? "a scan: Foldwise reads it, then places it"
+            : r.document.text_status === "no_text_ocr_missing" ? "a scan with no text: OCR is not installed"
+              : "unfiled: Foldwise will place it";
+          row.set("stored", `“${r.document.title}”, ${scan}`);
+          row.openable(r.document.id);
           changed = true;
           added.push(r.document.id);
         }
