@@ -49,6 +49,7 @@ from foldwise.core._ihac import cosine_distances, hac_linkage, ihac_from_distanc
 from foldwise.core._placement import FolderPlacement, Placement
 from foldwise.core._rand import adjusted_rand_index, corrected_rand_index, rand_index
 from foldwise.core._registry import ESTIMATORS
+from foldwise.core._suggest import Suggestion, suggest, suggest_rows
 
 __all__ = [
     "ESTIMATORS",
@@ -75,6 +76,7 @@ __all__ = [
     "Placement",
     "ProbabilisticHierarchy",
     "StabilityResult",
+    "Suggestion",
     "TextFeatures",
     "TreeFolder",
     "TripleSet",
@@ -110,5 +112,7 @@ __all__ = [
     "proposal_f_score",
     "rand_index",
     "sample_dependent_clusters",
+    "suggest",
+    "suggest_rows",
     "text_features",
 ]
