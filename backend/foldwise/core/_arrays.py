@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import itertools
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -80,7 +81,8 @@ def to_npz(arrays: Mapping[str, NDArray[np.generic]]) -> bytes:
         if np.asarray(a).dtype.hasobject:
             raise ValueError(f"array {name!r} holds Python objects; it would need a pickle")
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **{k: np.asarray(v) for k, v in arrays.items()})
+    named: dict[str, Any] = {k: np.asarray(v) for k, v in arrays.items()}
+    np.savez_compressed(buffer, **named)
     return buffer.getvalue()
 
 

@@ -231,7 +231,7 @@ class TextFeatures(TransformerMixin, BaseEstimator):
         if stop_words not in (None, "auto", "english") and kind != "list":
             raise ValueError(f"unknown stop_words kind {kind!r}")
         stem_text = text["param_stem"][0] if text["param_stem"] else ""
-        stems = {"auto": "auto", "True": True, "False": False}
+        stems: dict[str, str | bool] = {"auto": "auto", "True": True, "False": False}
         if stem_text not in stems:
             raise ValueError(f"unknown stem setting {stem_text!r}")
         model = cls(
