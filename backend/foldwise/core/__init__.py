@@ -3,6 +3,8 @@
 Public names are re-exported here; implementation lives in the private ``_*.py`` modules.
 """
 
+from foldwise.core._arrays import from_npz as arrays_from_npz
+from foldwise.core._arrays import to_npz as arrays_to_npz
 from foldwise.core._bihac import BiHACResult, adapt_weights, bihac
 from foldwise.core._common_ancestors import common_ancestor_matrix, cophenetic_merge_index
 from foldwise.core._constraints import (
@@ -82,6 +84,8 @@ __all__ = [
     "TripleSet",
     "adapt_weights",
     "adjusted_rand_index",
+    "arrays_from_npz",
+    "arrays_to_npz",
     "assign_levels",
     "bihac",
     "close_constraints",
