@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from foldwise.core import FolderPlacement, TextFeatures, suggest, suggest_rows
+from foldwise.core import (
+    FolderPlacement,
+    TextFeatures,
+    restrict_closer,
+    suggest,
+    suggest_rows,
+    update_placement,
+)
 from foldwise.core._arrays import (
     from_npz,
     pack_paths,
@@ -188,3 +195,43 @@ def test_suggest_rows_checks_its_term_names():
     with pytest.raises(ValueError, match="term_names"):
         suggest_rows(model, X, ["a"])
     assert suggest_rows(model, sp.csr_matrix((0, X.shape[1])), list(features.vocabulary_)) == []
+
+
+def test_a_correction_updates_the_model_without_a_refit():
+    features, model, texts, _truth = _fitted()
+    doc = "rent landlord steuer finanzamt apartment"
+    before = suggest(features, model, [doc])[0].folder
+    target = next(f for f in model.folders_ if f != before)
+    X = features.transform([doc])
+    updated = update_placement(model, X, [target])
+    assert suggest(features, updated, [doc])[0].folder == target
+    # The model itself is unchanged, and documents unlike the corrected one stay put.
+    assert suggest(features, model, [doc])[0].folder == before
+    rows = features.transform(texts)
+    same = (model.predict_proba(rows).argmax(1) == updated.predict_proba(rows).argmax(1)).mean()
+    assert same >= 0.8  # 36 documents of 3 folders: a mixed document moves a few with it
+    # Already right with a margin: nothing to learn; unknown folders are skipped.
+    again = update_placement(updated, X, [target])
+    np.testing.assert_array_equal(again.coef_, updated.coef_)
+    skipped = update_placement(model, X, [("no", "such")])
+    np.testing.assert_array_equal(skipped.coef_, model.coef_)
+    with pytest.raises(ValueError, match="folders"):
+        update_placement(model, X, [])
+
+
+def test_an_answer_restricts_the_folders_of_its_document():
+    features, model, _, _ = _fitted()
+    doc = "bank account tax steuer rent"
+    free = suggest(features, model, [doc])[0]
+    # Closer to the home documents than to the finance ones: only home remains.
+    (home,) = [f for f in model.folders_ if f == ("home",)]
+    got = suggest(features, model, [doc], closer=[[(home, free.folder)]])[0]
+    if free.folder != home:
+        assert got.folder == home
+    # Within finance, closer to bank than to tax.
+    got = suggest(features, model, [doc], closer=[[(("finance", "bank"), ("finance", "tax"))]])[0]
+    assert got.folder == ("finance", "bank")
+    P = np.array([[0.5, 0.3, 0.2]])
+    assert restrict_closer(P, model.folders_, [[(home, home)]]).tolist() == P.tolist()
+    with pytest.raises(ValueError, match="closer"):
+        restrict_closer(P, model.folders_, [])

@@ -51,7 +51,13 @@ from foldwise.core._ihac import cosine_distances, hac_linkage, ihac_from_distanc
 from foldwise.core._placement import FolderPlacement, Placement
 from foldwise.core._rand import adjusted_rand_index, corrected_rand_index, rand_index
 from foldwise.core._registry import ESTIMATORS
-from foldwise.core._suggest import Suggestion, suggest, suggest_rows
+from foldwise.core._suggest import (
+    Suggestion,
+    restrict_closer,
+    suggest,
+    suggest_rows,
+    update_placement,
+)
 
 __all__ = [
     "ESTIMATORS",
@@ -115,8 +121,10 @@ __all__ = [
     "probabilistic_hierarchy",
     "proposal_f_score",
     "rand_index",
+    "restrict_closer",
     "sample_dependent_clusters",
     "suggest",
     "suggest_rows",
     "text_features",
+    "update_placement",
 ]

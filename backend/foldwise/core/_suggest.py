@@ -62,12 +62,18 @@ class Suggestion:
     terms: tuple[str, ...]
 
 
+#: "x is closer to the documents of folder ``a`` than to those of folder ``b``" (an answered
+#: question, 001 sec. 3), as a restriction of one new document's admissible folders.
+Closer = tuple[FolderPath, FolderPath]
+
+
 def suggest(
     features: TextFeatures,
     model: FolderPlacement,
     texts: Sequence[str],
     *,
     n_terms: int = 5,
+    closer: Sequence[Sequence[Closer]] | None = None,
 ) -> list[Suggestion]:
     """Suggestions for ``texts`` from fitted placement ``features`` and ``model``.
 
@@ -79,6 +85,9 @@ def suggest(
     texts : sequence of str, length n_docs
     n_terms : int, default=5
         Explanation terms per document.
+    closer : sequence of length n_docs of sequences of (FolderPath, FolderPath), optional
+        Per document, answers "closer to folder a than to folder b": its folders are
+        restricted as ``FolderPlacement`` restricts those of a fitted row by a triple.
 
     Returns
     -------
@@ -87,7 +96,8 @@ def suggest(
     if len(texts) == 0:
         return []
     X = features.transform(texts)
-    return suggest_rows(model, X, [str(t) for t in features.vocabulary_], n_terms=n_terms)
+    names = [str(t) for t in features.vocabulary_]
+    return suggest_rows(model, X, names, n_terms=n_terms, closer=closer)
 
 
 def suggest_rows(
@@ -96,6 +106,7 @@ def suggest_rows(
     term_names: Sequence[str],
     *,
     n_terms: int = 5,
+    closer: Sequence[Sequence[Closer]] | None = None,
 ) -> list[Suggestion]:
     """:func:`suggest` on feature rows ``X`` of shape (n_docs, n_terms) already computed."""
     X = sp.csr_matrix(X, dtype=np.float64)
@@ -105,7 +116,9 @@ def suggest_rows(
         return []
     D = model.decision_function(X)
     P = np.exp(_log_softmax(D / model.temperature_))
-    known = model.known_proba(X)
+    if closer is not None:
+        P = restrict_closer(P, model.folders_, closer)
+    known = model.known_from_decisions(D)
     levels = assign_folder_levels(P, model.folders_, model.rho, known=known)
     calibrated = model.calibrated_confidence(P.max(axis=1))
     order = np.argsort(-P, axis=1, kind="stable")
@@ -188,3 +201,104 @@ def term_contributions(
             w = w + back[j][idx] / lat[i]
         out.data[lo:hi] = Xw.data[lo:hi] * w / s[i]
     return out
+
+
+def restrict_closer(
+    P: NDArray[np.float64], folders: Sequence[FolderPath], closer: Sequence[Sequence[Closer]]
+) -> NDArray[np.float64]:
+    """Posteriors ``P`` (n_docs, n_folders) with each row's folders that violate one of its
+    answers set to zero and the rest renormalised.
+
+    A folder f satisfies "closer to a than to b" iff f shares a strictly deeper common
+    ancestor with a than with b (001 sec. 3, as ``FolderPlacement._apply_triples``). An
+    answer that rules out every folder, or compares a folder with itself, says nothing and
+    is skipped.
+    """
+    if len(closer) != P.shape[0]:
+        raise ValueError(f"closer has {len(closer)} entries for {P.shape[0]} documents")
+    P = P.copy()
+
+    def depth(f: FolderPath, g: FolderPath) -> int:
+        d = 0
+        while d < min(len(f), len(g)) and f[d] == g[d]:
+            d += 1
+        return d
+
+    for i, answers in enumerate(closer):
+        for a, b in answers:
+            a, b = tuple(a), tuple(b)
+            if a == b:
+                continue
+            ok = np.array([depth(f, a) > depth(f, b) for f in folders])
+            masked = P[i] * ok
+            if ok.any() and masked.sum() > 0:
+                P[i] = masked / masked.sum()
+    return P
+
+
+def update_placement(
+    model: FolderPlacement,
+    X: sp.spmatrix | NDArray[np.floating],
+    folders: Sequence[FolderPath],
+) -> FolderPlacement:
+    """A copy of ``model`` whose SVMs also place the rows of ``X`` in ``folders``.
+
+    The person's corrections since the model was fitted, learned without a refit: one
+    multiclass passive-aggressive step per example (Crammer et al. 2006, "Online
+    passive-aggressive algorithms", the two-vector update). Where the folder's decision
+    value does not beat the best other folder's by a margin of 1, the least change to
+    ``coef_`` that makes it so is made: ``tau F(x)`` added to the folder's weights and
+    subtracted from the rival's, ``tau = loss / (2 |F(x)|^2)``, repeated while another
+    rival is within the margin. Documents like the
+    corrected one move with it; others barely change. The temperature, calibration and
+    novelty model stay those of the fit: the next recluster refits everything.
+
+    Parameters
+    ----------
+    model : FolderPlacement
+    X : sparse matrix or ndarray of shape (n_examples, n_terms)
+    folders : sequence of FolderPath, length n_examples
+        Folder of each example; examples in folders the model does not know are skipped
+        (a new folder has no SVM until the next recluster).
+
+    Returns
+    -------
+    FolderPlacement
+        A new model; ``model`` is unchanged.
+    """
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if X.shape[0] != len(folders):
+        raise ValueError(f"folders has {len(folders)} entries for {X.shape[0]} rows")
+    updated = FolderPlacement(**model.get_params())
+    updated.__dict__.update(model.__dict__)
+    updated.coef_ = model.coef_.copy()
+    updated.__dict__.pop("_coef_t", None)  # coef_ changes in place below
+    if X.shape[0] == 0 or len(model.folders_) < 2:
+        return updated
+    index = {f: j for j, f in enumerate(model.folders_)}
+    F = model._features(_scale_columns(X, np.sqrt(model.term_weights_)))
+    for i, folder in enumerate(folders):
+        y = index.get(tuple(folder))
+        f = F.getrow(i)
+        norm2 = float(f.multiply(f).sum())
+        if y is None or norm2 == 0:
+            continue
+        dense = f.toarray().ravel()
+        # Each step fixes the margin over the strongest rival; raising the folder can leave
+        # another rival within the margin, so repeat (at most once per folder).
+        for _ in range(len(model.folders_) - 1):
+            d = updated.coef_ @ dense + updated.intercept_
+            rivals = d.copy()
+            rivals[y] = -np.inf
+            r = int(rivals.argmax())
+            loss = 1.0 - (d[y] - d[r])
+            if loss <= _MARGIN_SLACK:
+                break
+            step = (loss / (2.0 * norm2)) * dense
+            updated.coef_[y] += step
+            updated.coef_[r] -= step
+    return updated
+
+
+#: Loss below which an example counts as placed with its margin (float rounding).
+_MARGIN_SLACK = 1e-9
