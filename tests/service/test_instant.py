@@ -205,3 +205,78 @@ def test_stored_model_round_trips_and_only_the_newest_are_kept(
     assert isinstance(model.placement, FolderPlacement)
     # Folder paths are folder ids as strings (core_adapter.ReclusterInput.paths).
     assert all(p and all(c.isdigit() for c in p) for p in model.placement.folders_)
+
+
+def _placed_by_version(tree: dict[str, Any]) -> dict[str, Any]:
+    """An unfiled document the version placed in an existing folder."""
+    return next(
+        p
+        for p in tree["placements"]
+        if isinstance(p["folder_id"], int) and p["source"] == "recluster"
+    )
+
+
+def _critiques(client: TestClient, headers: dict[str, str]) -> list[dict[str, Any]]:
+    response = client.get("/api/critiques", headers=headers)
+    assert response.status_code == 200, response.text
+    return response.json()  # type: ignore[no-any-return]
+
+
+def test_a_move_re_places_similar_documents_at_once_and_undo_takes_it_back(
+    client: TestClient, api: Api, alice: dict[str, Any]
+) -> None:
+    headers = alice["headers"]
+    tree = _tree(client, headers)
+    # An unfiled document the version placed in an existing folder.
+    x = _placed_by_version(tree)
+    other = next(
+        f["id"] for f in tree["folders"] if f["kind"] == "existing" and f["id"] != x["folder_id"]
+    )
+    text = client.get(f"/api/documents/{x['document_id']}", headers=headers).json()["text"]
+    # Two near-copies arrive; the person files one of them in another folder.
+    twin = api.post(headers, text + "\n\nA second copy.")["document"]["id"]
+    moved = api.post(headers, text + "\n\nA third copy.")["document"]["id"]
+    tree = _tree(client, headers)
+    assert _placement(tree, twin)["folder_id"] == x["folder_id"]  # type: ignore[index]
+    response = client.patch(f"/api/documents/{moved}", json={"folder_id": other}, headers=headers)
+    assert response.status_code == 200, response.text
+    # In the same request's answer cycle, without a recluster: both follow the correction.
+    after = _tree(client, headers)
+    assert after["version"] == 1 and after["outdated"]
+    for d in (twin, x["document_id"]):
+        p = _placement(after, d)
+        assert p is not None and (p["folder_id"], p["source"]) == (other, "instant"), p
+    # Documents unlike it stay where the version has them.
+    unchanged = [
+        p for p in after["placements"] if p["source"] == "recluster" and p["document_id"] != moved
+    ]
+    assert unchanged
+    # Undo: the correction's effect goes with it.
+    move = next(c for c in _critiques(client, headers) if c["kind"] == "move")
+    assert client.delete(f"/api/critiques/{move['id']}", headers=headers).status_code == 200
+    undone = _tree(client, headers)
+    p = _placement(undone, x["document_id"])
+    assert p is not None and (p["folder_id"], p["source"]) == (x["folder_id"], "recluster")
+    assert _placement(undone, twin)["folder_id"] == x["folder_id"]  # type: ignore[index]
+
+
+def test_an_answer_re_places_its_document_at_once(
+    client: TestClient, alice: dict[str, Any]
+) -> None:
+    headers = alice["headers"]
+    tree = _tree(client, headers)
+    x = _placed_by_version(tree)
+    other = next(
+        f["id"] for f in tree["folders"] if f["kind"] == "existing" and f["id"] != x["folder_id"]
+    )
+
+    def filed_in(folder_id: int) -> int:
+        page = client.get(f"/api/documents?folder_id={folder_id}", headers=headers).json()
+        return int(page["items"][0]["id"])
+
+    a, b, c = x["document_id"], filed_in(other), filed_in(x["folder_id"])
+    body = {"kind": "closer", "a": a, "b": b, "c": c}
+    response = client.post("/api/critiques", json=body, headers=headers)
+    assert response.status_code == 201, response.text
+    p = _placement(_tree(client, headers), x["document_id"])
+    assert p is not None and (p["folder_id"], p["source"]) == (other, "instant")

@@ -583,12 +583,41 @@ def load_model(data: bytes) -> StoredModel:
     return StoredModel(features, placement)
 
 
-def suggest(model: StoredModel, texts: list[str]) -> list[SuggestionOut]:
+def _model_path(model: StoredModel, folder_id: int) -> tuple[str, ...] | None:
+    """The model's path of folder ``folder_id`` (paths end in folder ids), if it has one."""
+    return next((p for p in model.placement.folders_ if p and p[-1] == str(folder_id)), None)
+
+
+def update_model(model: StoredModel, examples: list[tuple[str, int]]) -> StoredModel:
+    """``model`` updated with ``examples`` (text, folder id) the person filed since it was
+    fitted (``core.update_placement``); examples in folders it does not know are skipped."""
+    known = [(t, _model_path(model, f)) for t, f in examples]
+    kept = [(t, p) for t, p in known if p is not None]
+    if not kept:
+        return model
+    X = model.features.transform([t for t, _ in kept])
+    placement = core.update_placement(model.placement, X, [p for _, p in kept])
+    return StoredModel(model.features, placement)
+
+
+def suggest(
+    model: StoredModel,
+    texts: list[str],
+    closer: list[list[tuple[int, int]]] | None = None,
+) -> list[SuggestionOut]:
     """Where ``model`` puts each of ``texts`` (folder paths end in folder ids, as
-    ``ReclusterInput.paths``)."""
+    ``ReclusterInput.paths``). ``closer[i]``: answers "document i is closer to the documents
+    of folder a than to those of folder b" as (a, b) folder ids."""
 
     def folder_id(path: tuple[str, ...] | None) -> int | None:
         return int(path[-1]) if path else None
+
+    restrict = None
+    if closer is not None:
+        restrict = []
+        for answers in closer:
+            pairs = [(_model_path(model, a), _model_path(model, b)) for a, b in answers]
+            restrict.append([(a, b) for a, b in pairs if a is not None and b is not None])
 
     return [
         SuggestionOut(
@@ -600,7 +629,7 @@ def suggest(model: StoredModel, texts: list[str]) -> list[SuggestionOut]:
             pair_mass=s.pair_mass,
             terms=list(s.terms),
         )
-        for s in core.suggest(model.features, model.placement, texts)
+        for s in core.suggest(model.features, model.placement, texts, closer=restrict)
     ]
 
 

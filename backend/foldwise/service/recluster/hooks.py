@@ -27,6 +27,8 @@ log = logging.getLogger(__name__)
 _KEY = "foldwise.recluster.users"
 #: user id -> {document id: text} of unfiled documents with text, for instant suggestions.
 _NEW = "foldwise.recluster.new_documents"
+#: Users whose critiques (moves, answers, undos) committed: their documents are re-placed.
+_CRITIQUED = "foldwise.recluster.critiqued"
 
 
 def _after_flush(session: Session, _context: Any) -> None:
@@ -72,6 +74,7 @@ def request_recluster(session: Session, user_id: int) -> None:
     """Schedule ``user_id``'s debounced recluster once ``session`` commits (changes of where
     documents and folders are: critiques/filing.py)."""
     session.info.setdefault(_KEY, set()).add(user_id)
+    session.info.setdefault(_CRITIQUED, set()).add(user_id)
 
 
 def _after_commit(session: Session) -> None:
@@ -85,6 +88,16 @@ def _after_commit(session: Session) -> None:
             instant.suggest_pending(session.get_bind(), settings_of(session), new)  # type: ignore[arg-type]
         except Exception:
             log.exception("instant suggestions for users %s failed", sorted(new))
+    critiqued = session.info.pop(_CRITIQUED, None)
+    if critiqued:
+        # In the critique's request too: the person sees its effect when the UI reloads
+        # the tree after the answer, seconds before the debounced recluster.
+        from foldwise.service.recluster import instant
+
+        try:
+            instant.replace_pending(session.get_bind(), settings_of(session), critiqued)  # type: ignore[arg-type]
+        except Exception:
+            log.exception("re-placement after critiques of users %s failed", sorted(critiqued))
     users = session.info.pop(_KEY, None)
     if not users:
         return
@@ -101,6 +114,7 @@ def _after_commit(session: Session) -> None:
 def _after_rollback(session: Session) -> None:
     session.info.pop(_KEY, None)
     session.info.pop(_NEW, None)
+    session.info.pop(_CRITIQUED, None)
 
 
 def install() -> None:

@@ -19,15 +19,23 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
+from dataclasses import replace
 
 from sqlalchemy import Connection, Engine, delete, select
 from sqlalchemy.orm import Session
 
 from foldwise.service.config import Settings
+from foldwise.service.critiques.models import Critique
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster import core_adapter
-from foldwise.service.recluster.models import DocumentSuggestion, PlacementModel, TreeState
+from foldwise.service.recluster.models import (
+    DocumentSuggestion,
+    PlacementModel,
+    TreePlacement,
+    TreeState,
+    TreeVersion,
+)
 
 log = logging.getLogger(__name__)
 
@@ -96,17 +104,31 @@ def latest_model(session: Session, user_id: int) -> tuple[int, core_adapter.Stor
     return None if model is None else (version_id, model)
 
 
+Found = tuple[int, core_adapter.StoredModel]
+
+
 def suggest_documents(session: Session, user_id: int, documents: Iterable[tuple[int, str]]) -> int:
     """Place unfiled ``documents`` ((id, text) of ``user_id``) with the user's newest model
-    and store the suggestions (replacing earlier ones); the number stored. Part of the
+    and store the suggestions, replacing earlier ones; the number stored. Part of the
     caller's transaction; raises on database errors only."""
     docs = dict(documents)
-    if not docs:
-        return 0
-    found = latest_model(session, user_id)
+    found = latest_model(session, user_id) if docs else None
     if found is None:
         return 0
-    version_id, model = found
+    placed = _compute(session, user_id, docs, found)
+    _store(session, user_id, found[0], placed)
+    return len(placed)
+
+
+def _compute(
+    session: Session,
+    user_id: int,
+    docs: dict[int, str],
+    found: Found,
+    closer: dict[int, list[tuple[int, int]]] | None = None,
+) -> dict[int, core_adapter.SuggestionOut]:
+    """Suggestions of those of ``docs`` that are the user's and unfiled, in live folders;
+    empty (logged) when the model fails on them."""
     # Only the user's own, still unfiled documents: the caller's list may be stale.
     ids = sorted(
         session.scalars(
@@ -118,19 +140,40 @@ def suggest_documents(session: Session, user_id: int, documents: Iterable[tuple[
         )
     )
     if not ids:
-        return 0
+        return {}
+    answers = [(closer or {}).get(d, []) for d in ids] if closer else None
     try:
-        suggestions = core_adapter.suggest(model, [docs[d] for d in ids])
+        suggestions = core_adapter.suggest(found[1], [docs[d] for d in ids], answers)
     except Exception:
         log.exception("instant suggestions for user %s failed", user_id)
-        return 0
+        return {}
     live = set(session.scalars(select(Folder.id).where(Folder.user_id == user_id)))
+    # A folder deleted since the model was fitted: no suggestion rather than a dead one.
+    return {
+        d: replace(
+            s,
+            confident_folder_id=_if_live(s.confident_folder_id, live),
+            runner_up_folder_id=_if_live(s.runner_up_folder_id, live),
+        )
+        for d, s in zip(ids, suggestions, strict=True)
+        if s.folder_id in live
+    }
+
+
+def _store(
+    session: Session,
+    user_id: int,
+    version_id: int,
+    placed: dict[int, core_adapter.SuggestionOut],
+    clear: Iterable[int] = (),
+) -> None:
+    """Replace the rows of ``placed`` (and delete those of ``clear``) in one go."""
+    ids = sorted(set(placed) | set(clear))
+    if not ids:
+        return
     seq = session.scalar(select(TreeState.critique_seq).where(TreeState.user_id == user_id))
     session.execute(delete(DocumentSuggestion).where(DocumentSuggestion.document_id.in_(ids)))
-    stored = 0
-    for document_id, s in zip(ids, suggestions, strict=True):
-        if s.folder_id not in live:  # the folder was deleted since the model was fitted
-            continue
+    for document_id, s in sorted(placed.items()):
         session.add(
             DocumentSuggestion(
                 document_id=document_id,
@@ -140,18 +183,121 @@ def suggest_documents(session: Session, user_id: int, documents: Iterable[tuple[
                 folder_id=s.folder_id,
                 confidence=min(1.0, max(0.0, s.confidence)),
                 terms=s.terms,
-                confident_folder_id=_if_live(s.confident_folder_id, live),
-                runner_up_folder_id=_if_live(s.runner_up_folder_id, live),
+                confident_folder_id=s.confident_folder_id,
+                runner_up_folder_id=s.runner_up_folder_id,
                 margin=s.margin,
                 pair_mass=s.pair_mass,
             )
         )
-        stored += 1
-    return stored
+
+
+def replace_after_critique(session: Session, user_id: int, limit: int = 5000) -> int:
+    """Re-place the user's unfiled documents with the cached model updated by the critiques
+    made since it was fitted; the number of suggestions stored.
+
+    Moves in force teach the model (``core_adapter.update_model``: a passive-aggressive
+    step each, no refit); answers "a is closer to b than to c" restrict ``a``'s folders.
+    Only documents whose folder changes get a new suggestion (it outranks the version's
+    placement: its critique counter is newer); documents in a proposal keep it. A critique
+    undone drops out of the update, so its effect goes with it. The full recluster follows
+    as before (debounced).
+    """
+    found = latest_model(session, user_id)
+    if found is None:
+        return 0
+    version = session.get(TreeVersion, found[0])
+    if version is None:
+        return 0
+    critiques = session.execute(
+        select(Critique.kind, Critique.document_id, Critique.folder_id, Critique.a, Critique.b,
+               Critique.c)
+        .where(
+            Critique.user_id == user_id,
+            Critique.undone_at.is_(None),
+            Critique.tree_version >= version.number,  # not seen by the model's recluster
+            Critique.kind.in_(("move", "closer")),
+        )
+        .order_by(Critique.id)
+    ).all()  # fmt: skip
+    folder_of = dict(
+        session.execute(
+            select(Document.id, Document.folder_id).where(Document.user_id == user_id)
+        ).all()
+    )
+    moved = {
+        int(d): int(f)
+        for kind, d, f, *_ in critiques
+        if kind == "move" and d is not None and f is not None and folder_of.get(d) == f
+    }
+    closer: dict[int, list[tuple[int, int]]] = {}
+    for kind, _, _, a, b, c in critiques:
+        if kind != "closer" or a is None or b is None or c is None:
+            continue
+        fb, fc = folder_of.get(b), folder_of.get(c)
+        if a in folder_of and fb is not None and fc is not None:
+            closer.setdefault(int(a), []).append((int(fb), int(fc)))
+    model = found[1]
+    if moved:
+        texts = dict(
+            session.execute(select(Document.id, Document.text).where(Document.id.in_(moved))).all()
+        )
+        examples = [(texts[d] or "", f) for d, f in sorted(moved.items()) if d in texts]
+        model = core_adapter.update_model(model, examples)
+    unfiled = unfiled_texts(session, user_id)
+    newest = dict(sorted(unfiled.items())[-limit:])
+    placed = _compute(session, user_id, newest, (found[0], model), closer)
+    shown = {
+        pl.document_id: (pl.folder_id, pl.proposal_key)
+        for pl in session.scalars(
+            select(TreePlacement).where(
+                TreePlacement.version_id == _served_version(session, user_id)
+            )
+        )
+    }
+    rows = {
+        r.document_id: r
+        for r in session.scalars(
+            select(DocumentSuggestion).where(DocumentSuggestion.user_id == user_id)
+        )
+    }
+    changed: dict[int, core_adapter.SuggestionOut] = {}
+    clear: list[int] = []
+    for d, s in placed.items():
+        if d not in shown:
+            changed[d] = s  # served from its suggestion anyway: keep it current
+        elif shown[d][1] is not None:
+            continue  # in a proposal: the dendrogram's call, until the next recluster
+        elif s.folder_id != shown[d][0]:
+            changed[d] = s
+        elif d in rows:
+            clear.append(d)  # back where the version has it (an undo): the version serves
+    _store(session, user_id, found[0], changed, clear)
+    return len(changed)
+
+
+def _served_version(session: Session, user_id: int) -> int | None:
+    return session.scalar(
+        select(TreeVersion.id)
+        .where(TreeVersion.user_id == user_id)
+        .order_by(TreeVersion.number.desc())
+        .limit(1)
+    )
 
 
 def _if_live(folder_id: int | None, live: set[int]) -> int | None:
     return folder_id if folder_id in live else None
+
+
+def replace_pending(engine: Engine, cfg: Settings, users: Iterable[int]) -> None:
+    """:func:`replace_after_critique` for each user after a critique committed, each in its
+    own transaction; logs and swallows failures (the critique stands regardless)."""
+    for user_id in sorted(users):
+        try:
+            with Session(bind=engine, info={"settings": cfg}, expire_on_commit=False) as session:
+                replace_after_critique(session, user_id)
+                session.commit()
+        except Exception:
+            log.exception("re-placement after a critique of user %s failed", user_id)
 
 
 def suggest_pending(engine: Engine, cfg: Settings, pending: dict[int, dict[int, str]]) -> None:

@@ -164,6 +164,9 @@ def extended_tree(*, session: Session, user: User) -> ExtendedTree:
     instant = _instant_placements(
         session, user.id, unfiled, set(unfiled) - placed, version.critique_seq
     )
+    # A document in a proposal stays there: proposals are the dendrogram's, not the model's.
+    in_proposal = {p.document_id for p in placements if isinstance(p.folder_id, str)}
+    instant = [p for p in instant if p.document_id not in in_proposal]
     renewed = {p.document_id for p in instant}
     placements = sorted(
         [p for p in placements if p.document_id not in renewed] + instant,
