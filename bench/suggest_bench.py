@@ -9,7 +9,10 @@ that is the request's own time; the bench checks the suggestion is there). Basel
 same posts before any model exists (``--baseline`` of them), i.e. ingestion without a
 suggestion. Also reported: the stored model's ``.npz`` size, the time to load it cold
 (``np.load`` + ``from_arrays``), and the share of instant suggestions in the document's
-own folder next to the recluster's. Usage::
+own folder. Critique to visible effect: ``--moves`` wrongly suggested documents are filed
+in their true folder one by one (``PATCH``), each timed from the request to the tree read
+after it (the UI's refresh), with the number of other documents whose folder changed.
+Usage::
 
     python bench/suggest_bench.py
     python bench/suggest_bench.py --posts 300 --folders 100 --filed 20
@@ -125,6 +128,37 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             cold_times, _ = post(posts[:1])  # the first post loads the model
             times, truth = post(posts[1:])
             tree = client.get("/api/tree/extended", headers=headers).json()
+            # Critique to visible effect: file posted documents the model got wrong in
+            # their true folder (a move each), then read the tree, as the UI does.
+            folder_by_path = {path(fid): fid for fid in parents}
+            wrong = [
+                p["document_id"]
+                for p in tree["placements"]
+                if p["document_id"] in truth
+                and isinstance(p["folder_id"], int)
+                and path(p["folder_id"]) != truth[p["document_id"]]
+            ][: args.moves]
+            move_times, changed, after = [], [], tree
+            for d in wrong:
+                before = client.get("/api/tree/extended", headers=headers).json()
+                t0 = time.perf_counter()
+                r = client.patch(
+                    f"/api/documents/{d}",
+                    json={"folder_id": folder_by_path[truth[d]]},
+                    headers=headers,
+                )
+                assert r.status_code == 200, r.text
+                after = client.get("/api/tree/extended", headers=headers).json()
+                move_times.append(time.perf_counter() - t0)
+                was = {p["document_id"]: p["folder_id"] for p in before["placements"]}
+                changed.append(
+                    sum(
+                        was.get(p["document_id"]) != p["folder_id"]
+                        for p in after["placements"]
+                        if p["document_id"] != d
+                    )
+                )
+            n_unfiled = len(after["placements"]) + len(after["unplaced_document_ids"])
     finally:
         worker.stop()
         forget(cfg)
@@ -164,6 +198,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "suggest_core_ms_per_document": round(core_s * 1000, 1),
         "suggested_at_answer": round(len(set(truth) & suggested) / len(truth), 3),
         "instant_in_own_folder": own(instant_ids, truth),
+        "move_to_visible_change": percentiles(move_times),
+        "moves": len(move_times),
+        "unfiled_re_placed_per_move": n_unfiled,
+        "other_documents_changed_per_move": changed,
     }
 
 
@@ -174,6 +212,7 @@ def main() -> None:
     parser.add_argument("--filed", type=int, default=20, help="filed documents per folder")
     parser.add_argument("--posts", type=int, default=300, help="new documents posted after")
     parser.add_argument("--baseline", type=int, default=100, help="posted before any model")
+    parser.add_argument("--moves", type=int, default=10, help="corrections timed")
     parser.add_argument("--method", default="ihac", help="the placement model is the same")
     parser.add_argument("--r-max", type=int, default=10)
     args = parser.parse_args()
