@@ -14,6 +14,8 @@ Three modules stay at this level: ``_hierarchy`` (the tree type every room uses)
 ``_features`` (tf-idf, the input of every builder) and ``_registry`` (builders by name).
 """
 
+from foldwise.core._arrays import from_npz as arrays_from_npz
+from foldwise.core._arrays import to_npz as arrays_to_npz
 from foldwise.core._features import TextFeatures, text_features
 from foldwise.core._hierarchy import FolderPath, Hierarchy, folder_paths_of
 from foldwise.core._registry import ESTIMATORS
@@ -66,9 +68,14 @@ from foldwise.core.placement import (
     ExtendedTree,
     FolderPlacement,
     Placement,
+    Suggestion,
     TreeFolder,
     extended_tree,
     proposal_f_score,
+    restrict_closer,
+    suggest,
+    suggest_rows,
+    update_placement,
 )
 from foldwise.core.probabilistic import (
     ClassHierarchy,
@@ -109,11 +116,14 @@ __all__ = [
     "Placement",
     "ProbabilisticHierarchy",
     "StabilityResult",
+    "Suggestion",
     "TextFeatures",
     "TreeFolder",
     "TripleSet",
     "adapt_weights",
     "adjusted_rand_index",
+    "arrays_from_npz",
+    "arrays_to_npz",
     "assign_levels",
     "bihac",
     "close_constraints",
@@ -143,6 +153,10 @@ __all__ = [
     "probabilistic_hierarchy",
     "proposal_f_score",
     "rand_index",
+    "restrict_closer",
     "sample_dependent_clusters",
+    "suggest",
+    "suggest_rows",
     "text_features",
+    "update_placement",
 ]

@@ -10,14 +10,15 @@ for ranking by ``df * log(n / df)``, which favours rare terms that link few docu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 
-from foldwise.core import _language
+from foldwise.core import _arrays, _language
 from foldwise.core._language import Analyzer
 
 # A token is a maximal run of letters and digits (underscores split identifiers); runs that
@@ -130,11 +131,8 @@ class TextFeatures(TransformerMixin, BaseEstimator):
         texts = _as_texts(texts)
         if not texts:
             raise ValueError("cannot build features from an empty collection")
-        pattern = (_WORD_PATTERN if self.keep_digits else _TOKEN_PATTERN).replace(
-            "{2,}", f"{{{max(self.min_term_length, 1)},}}"
-        )
         self.languages_ = self._languages(texts, known=None)
-        self._analyzer = Analyzer(pattern, self.stop_words, self.stem)
+        self._analyzer = Analyzer(self._pattern(), self.stop_words, self.stem)
         docs = [self._analyzer(t, lang) for t, lang in zip(texts, self.languages_, strict=True)]
         counter = CountVectorizer(analyzer=_terms_of, dtype=np.float32)
         try:
@@ -153,15 +151,120 @@ class TextFeatures(TransformerMixin, BaseEstimator):
         keep = np.sort(keep[order])
         self.terms_ = terms[keep]
         self.vocabulary_ = _readable(self.terms_, self._analyzer)
-        self._counter = CountVectorizer(
-            analyzer=_terms_of,
-            vocabulary={t: i for i, t in enumerate(self.terms_)},
-            dtype=np.float32,
-        )
+        self._counter = self._make_counter()
         counts = counts[:, keep].tocsr()
         self._tfidf = TfidfTransformer(sublinear_tf=self.sublinear_tf).fit(counts)
         self.idf_ = self._tfidf.idf_
         return counts
+
+    def _pattern(self) -> str:
+        return (_WORD_PATTERN if self.keep_digits else _TOKEN_PATTERN).replace(
+            "{2,}", f"{{{max(self.min_term_length, 1)},}}"
+        )
+
+    def _make_counter(self) -> CountVectorizer:
+        return CountVectorizer(
+            analyzer=_terms_of,
+            vocabulary={str(t): i for i, t in enumerate(self.terms_)},
+            dtype=np.float32,
+        )
+
+    # ------------------------------------------------------------- persistence
+
+    def to_arrays(self) -> dict[str, NDArray[np.generic]]:
+        """The fitted features as plain numeric arrays (no Python objects, no pickle).
+
+        What :meth:`transform` needs: the parameters (they rebuild the token pattern and
+        the per-language stop words and stemming of :class:`~_language.Analyzer`), the
+        matched terms in column order, their readable names, the idf and the languages of
+        the fitted collection (a new document of unsure language gets one of them).
+        Strings are packed as UTF-8 (``_arrays.pack_strings``).
+        """
+        if not hasattr(self, "vocabulary_"):
+            raise ValueError("TextFeatures is not fitted yet; call fit first")
+        out: dict[str, NDArray[np.generic]] = {
+            "format_version": np.asarray(_arrays.FORMAT_VERSION, dtype=np.int64),
+            "param_min_term_count": np.asarray(self.min_term_count, dtype=np.int64),
+            "param_min_term_length": np.asarray(self.min_term_length, dtype=np.int64),
+            "param_max_terms": np.asarray(self.max_terms, dtype=np.int64),
+            "param_sublinear_tf": np.asarray(self.sublinear_tf, dtype=np.int64),
+            "param_keep_digits": np.asarray(self.keep_digits, dtype=np.int64),
+            "idf_": np.asarray(self.idf_),
+        }
+        # stop_words is "auto", "english", None or a list: a kind plus the list's words.
+        if isinstance(self.stop_words, str) or self.stop_words is None:
+            kind, words = str(self.stop_words), []
+        else:
+            kind, words = "list", [str(w) for w in self.stop_words]
+        strings = {
+            "param_stop_words_kind": [kind],
+            "param_stop_words": words,
+            "param_language": [self.language],
+            "param_stem": [str(self.stem)],
+            "terms_": [str(t) for t in self.terms_],
+            "vocabulary_": [str(t) for t in self.vocabulary_],
+            "languages_": list(self.languages_),
+        }
+        for name, values in strings.items():
+            out[name], out[name + "_offsets"] = _arrays.pack_strings(values)
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, NDArray[np.generic]]) -> TextFeatures:
+        """Fitted features from :meth:`to_arrays` output; ``ValueError`` if inconsistent."""
+        string_names = [
+            "param_stop_words_kind", "param_stop_words", "param_language", "param_stem",
+            "terms_", "vocabulary_", "languages_",
+        ]  # fmt: skip
+        numbers = [
+            "param_min_term_count", "param_min_term_length", "param_max_terms",
+            "param_sublinear_tf", "param_keep_digits", "idf_",
+        ]  # fmt: skip
+        _arrays.require(
+            arrays, numbers + string_names + [n + "_offsets" for n in string_names], "TextFeatures"
+        )
+        text = {n: _arrays.unpack_strings(arrays[n], arrays[n + "_offsets"]) for n in string_names}
+        kind = text["param_stop_words_kind"][0] if text["param_stop_words_kind"] else ""
+        stop_words: str | list[str] | None = {"None": None, "list": text["param_stop_words"]}.get(
+            kind, kind
+        )
+        if stop_words not in (None, "auto", "english") and kind != "list":
+            raise ValueError(f"unknown stop_words kind {kind!r}")
+        stem_text = text["param_stem"][0] if text["param_stem"] else ""
+        stems: dict[str, str | bool] = {"auto": "auto", "True": True, "False": False}
+        if stem_text not in stems:
+            raise ValueError(f"unknown stem setting {stem_text!r}")
+        model = cls(
+            min_term_count=int(_arrays.scalar(arrays, "param_min_term_count")),
+            min_term_length=int(_arrays.scalar(arrays, "param_min_term_length")),
+            max_terms=int(_arrays.scalar(arrays, "param_max_terms")),
+            sublinear_tf=bool(_arrays.scalar(arrays, "param_sublinear_tf")),
+            stop_words=stop_words,
+            keep_digits=bool(_arrays.scalar(arrays, "param_keep_digits")),
+            language=text["param_language"][0] if text["param_language"] else "",
+            stem=stems[stem_text],
+        )
+        if model.language != "auto" and model.language not in _language.LANGUAGES:
+            raise ValueError(f"unknown language {model.language!r}")
+        unknown = set(text["languages_"]) - set(_language.LANGUAGES)
+        if unknown:
+            raise ValueError(f"unknown languages {sorted(unknown)}")
+        terms, names = text["terms_"], text["vocabulary_"]
+        idf = np.asarray(arrays["idf_"])
+        if idf.dtype.kind != "f" or idf.shape != (len(terms),) or len(names) != len(terms):
+            raise ValueError(f"idf_ {idf.shape} and names do not match {len(terms)} terms")
+        if not terms or len(set(terms)) != len(terms):
+            raise ValueError("terms_ must be non-empty and distinct")
+        model.terms_ = np.asarray(terms, dtype=object)
+        model.vocabulary_ = np.asarray(names, dtype=object)
+        model.languages_ = text["languages_"]
+        model._analyzer = Analyzer(model._pattern(), model.stop_words, model.stem)
+        model._counter = model._make_counter()
+        model._tfidf = TfidfTransformer(sublinear_tf=model.sublinear_tf)
+        model._tfidf.idf_ = idf
+        model._tfidf.n_features_in_ = len(terms)
+        model.idf_ = idf
+        return model
 
     def _weigh(self, counts: sp.spmatrix) -> sp.csr_matrix:
         X = self._tfidf.transform(counts)

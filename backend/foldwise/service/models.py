@@ -5,6 +5,8 @@ from foldwise.service.db import Base
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster.models import (
+    DocumentSuggestion,
+    PlacementModel,
     ReclusterJob,
     TreePlacement,
     TreeProposal,
@@ -20,7 +22,9 @@ __all__ = [
     "Critique",
     "CritiqueTriple",
     "Document",
+    "DocumentSuggestion",
     "Folder",
+    "PlacementModel",
     "ReclusterJob",
     "RejectedGroup",
     "TreePlacement",

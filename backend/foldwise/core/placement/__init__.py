@@ -3,6 +3,7 @@
 ``_placement`` is the placement model (:class:`FolderPlacement`), ``_levels`` the level
 assignment of its folder posteriors (:class:`Placement`), ``_proposals`` the search for
 proposed folders in a dendrogram, and ``_extended_tree`` puts the three together.
+``_suggest`` places one new document at once with a stored model (no recluster).
 """
 
 from foldwise.core.placement._extended_tree import (
@@ -14,13 +15,25 @@ from foldwise.core.placement._extended_tree import (
 )
 from foldwise.core.placement._levels import Placement
 from foldwise.core.placement._placement import FolderPlacement
+from foldwise.core.placement._suggest import (
+    Suggestion,
+    restrict_closer,
+    suggest,
+    suggest_rows,
+    update_placement,
+)
 
 __all__ = [
     "DocumentPlacement",
     "ExtendedTree",
     "FolderPlacement",
     "Placement",
+    "Suggestion",
     "TreeFolder",
     "extended_tree",
     "proposal_f_score",
+    "restrict_closer",
+    "suggest",
+    "suggest_rows",
+    "update_placement",
 ]

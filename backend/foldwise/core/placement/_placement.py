@@ -34,7 +34,7 @@ clusters of the tf-idf space, so methods that trust the cluster assumption lose.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TypeAlias
 
 import numpy as np
@@ -49,6 +49,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import normalize
 from sklearn.svm import LinearSVC
 
+from foldwise.core import _arrays
 from foldwise.core._hierarchy import FolderPath
 from foldwise.core.placement._levels import Placement, assign_folder_levels
 
@@ -471,7 +472,20 @@ class FolderPlacement(BaseEstimator):
                 f"X has {X.shape[1]} terms, the model was fitted on {self.n_features_in_}"
             )
         F = self._features(_scale_columns(X, np.sqrt(self.term_weights_)))
-        return np.asarray(F @ self.coef_.T) + self.intercept_
+        return np.asarray(F @ self._coef_columns()) + self.intercept_
+
+    def _coef_columns(self) -> NDArray[np.float64]:
+        """``coef_.T`` as a contiguous array, made once per ``coef_`` object.
+
+        scipy's sparse-times-dense product copies a non-contiguous operand on every call:
+        for one new document against 100 folders and 25k terms that copy (20 MB) was 90%
+        of a suggestion's time (bench/suggest_bench.py). Same numbers, same order.
+        """
+        cached = self.__dict__.get("_coef_t")
+        if cached is None or cached[0] is not self.coef_:
+            cached = (self.coef_, np.ascontiguousarray(self.coef_.T))
+            self.__dict__["_coef_t"] = cached
+        return cached[1]
 
     def predict_proba(
         self, X: Matrix, *, rows: Sequence[int] | NDArray[np.integer] | None = None
@@ -529,7 +543,10 @@ class FolderPlacement(BaseEstimator):
 
     def known_proba(self, X: Matrix) -> NDArray[np.float64]:
         """Probability that each row belongs to an existing folder, shape (n_docs,)."""
-        D = self.decision_function(X)
+        return self.known_from_decisions(self.decision_function(X))
+
+    def known_from_decisions(self, D: NDArray[np.float64]) -> NDArray[np.float64]:
+        """:meth:`known_proba` from decision values ``D`` of shape (n_docs, n_folders)."""
         if self.novelty_coef_.size == 0:
             return np.ones(D.shape[0])
         D = np.sort(D, axis=1)
@@ -568,6 +585,138 @@ class FolderPlacement(BaseEstimator):
             if masked.sum() > 0:
                 P[i] = masked / masked.sum()
         return P
+
+    # ------------------------------------------------------------- persistence
+
+    def to_arrays(self) -> dict[str, NDArray[np.generic]]:
+        """The fitted model as plain numeric arrays (no Python objects, no pickle).
+
+        Everything :meth:`predict_proba`, :meth:`known_proba`, :meth:`is_novel`,
+        :meth:`calibrated_confidence` and :meth:`place` read, plus the parameters;
+        :meth:`from_arrays` rebuilds a model that gives identical outputs. Folder paths are
+        packed as UTF-8 components (``_arrays.pack_paths``). Write with
+        ``_arrays.to_npz`` / ``np.savez_compressed``.
+        """
+        self._check_fitted()
+        data, offsets, path_offsets = _arrays.pack_paths(self.folders_)
+        fit_labels = np.array([-1 if j is None else j for j in self._fit_labels], dtype=np.int64)
+        params = {
+            "C": self.C,
+            "n_components": self.n_components,
+            "supervised_weights": self.supervised_weights,
+            "use_given_weights": self.use_given_weights,
+            "rho": self.rho,
+            "cv": self.cv,
+            "random_state": self.random_state,
+            "selection_folds": self.selection_folds,
+        }
+        out: dict[str, NDArray[np.generic]] = {
+            f"param_{k}": np.asarray(v, dtype=np.float64) for k, v in params.items()
+        }
+        out["param_representation"], out["param_representation_offsets"] = _arrays.pack_strings(
+            [self.representation]
+        )
+        out["representation_"], out["representation_offsets"] = _arrays.pack_strings(
+            [self.representation_]
+        )
+        out.update(
+            format_version=np.asarray(_arrays.FORMAT_VERSION, dtype=np.int64),
+            folders_bytes=data,
+            folders_offsets=offsets,
+            folders_path_offsets=path_offsets,
+            term_weights_=np.asarray(self.term_weights_, dtype=np.float64),
+            components_=np.asarray(self.components_, dtype=np.float64),
+            coef_=np.asarray(self.coef_, dtype=np.float64),
+            intercept_=np.asarray(self.intercept_, dtype=np.float64),
+            labeled_per_folder_=np.asarray(self.labeled_per_folder_, dtype=np.int64),
+            temperature_=np.asarray(self.temperature_, dtype=np.float64),
+            calibration_x_=np.asarray(self.calibration_x_, dtype=np.float64),
+            calibration_y_=np.asarray(self.calibration_y_, dtype=np.float64),
+            held_out_top_=np.asarray(self.held_out_top_, dtype=np.float64),
+            novelty_coef_=np.asarray(self.novelty_coef_, dtype=np.float64),
+            triples_=np.asarray(self.triples_, dtype=np.int64).reshape(-1, 3),
+            fit_labels=fit_labels,
+            n_features_in_=np.asarray(self.n_features_in_, dtype=np.int64),
+        )
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, NDArray[np.generic]]) -> FolderPlacement:
+        """A fitted model from :meth:`to_arrays` output; ``ValueError`` if inconsistent.
+
+        Shapes are checked against each other, so a damaged or hand-made archive fails
+        here rather than giving posteriors of the wrong folders.
+        """
+        names = [
+            "folders_bytes", "folders_offsets", "folders_path_offsets", "term_weights_",
+            "components_", "coef_", "intercept_", "labeled_per_folder_", "temperature_",
+            "calibration_x_", "calibration_y_", "held_out_top_", "novelty_coef_", "triples_",
+            "fit_labels", "n_features_in_", "representation_", "representation_offsets",
+            "param_representation", "param_representation_offsets",
+        ]  # fmt: skip
+        _arrays.require(arrays, names, "FolderPlacement")
+
+        def num(name: str) -> float:
+            return _arrays.scalar(arrays, name)
+
+        model = cls(
+            C=num("param_C"),
+            n_components=int(num("param_n_components")),
+            supervised_weights=bool(num("param_supervised_weights")),
+            use_given_weights=bool(num("param_use_given_weights")),
+            rho=num("param_rho"),
+            cv=int(num("param_cv")),
+            random_state=int(num("param_random_state")),
+            representation=_arrays.unpack_strings(
+                arrays["param_representation"], arrays["param_representation_offsets"]
+            )[0],
+            selection_folds=int(num("param_selection_folds")),
+        )
+        model._check_params()
+        model.folders_ = _arrays.unpack_paths(
+            arrays["folders_bytes"], arrays["folders_offsets"], arrays["folders_path_offsets"]
+        )
+        k, n_terms = len(model.folders_), int(num("n_features_in_"))
+
+        def floats(name: str, shape: tuple[int, ...] | None = None) -> NDArray[np.float64]:
+            a = np.asarray(arrays[name])
+            if a.dtype.kind not in "biuf":
+                raise ValueError(f"{name!r} must be numeric, got dtype {a.dtype}")
+            a = a.astype(np.float64)
+            if shape is not None and a.shape != shape:
+                raise ValueError(f"{name!r} has shape {a.shape}, expected {shape}")
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f"{name!r} holds non-finite numbers")
+            return a
+
+        model.term_weights_ = floats("term_weights_", (n_terms,))
+        components = floats("components_")
+        if components.ndim != 2 or components.shape[1] != n_terms:
+            raise ValueError(f"components_ has shape {components.shape} for {n_terms} terms")
+        model.components_ = components
+        n_features = n_terms + components.shape[0] if components.shape[0] else n_terms
+        model.coef_ = floats("coef_", (k, n_features))
+        model.intercept_ = floats("intercept_", (k,))
+        model.labeled_per_folder_ = floats("labeled_per_folder_", (k,)).astype(np.intp)
+        model.temperature_ = float(num("temperature_"))
+        if not model.temperature_ > 0:
+            raise ValueError("temperature_ must be positive")
+        model.calibration_x_ = floats("calibration_x_")
+        model.calibration_y_ = floats("calibration_y_", model.calibration_x_.shape)
+        model.held_out_top_ = floats("held_out_top_")
+        model.novelty_coef_ = floats("novelty_coef_")
+        if model.novelty_coef_.shape not in ((0,), (3,)):
+            raise ValueError(f"novelty_coef_ has shape {model.novelty_coef_.shape}")
+        fit_labels = np.asarray(arrays["fit_labels"]).astype(np.int64).reshape(-1)
+        if fit_labels.size and (fit_labels.min() < -1 or fit_labels.max() >= k):
+            raise ValueError("fit_labels refer to folders the model does not have")
+        model._fit_labels = [None if j < 0 else int(j) for j in fit_labels]
+        model.triples_ = _check_triples(np.asarray(arrays["triples_"]), len(fit_labels))
+        model.representation_ = _arrays.unpack_strings(
+            arrays["representation_"], arrays["representation_offsets"]
+        )[0]
+        model.n_features_in_ = n_terms
+        return model
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "coef_"):

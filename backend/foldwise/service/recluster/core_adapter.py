@@ -103,6 +103,8 @@ class ReclusterInput:
     answered: list[tuple[int, int]] = field(default_factory=list)
     #: Member sets of proposals a document was taken out of ("not_in"), per document id.
     not_in: list[tuple[int, set[int]]] = field(default_factory=list)
+    #: The fitted features of ``X_place``: they turn a later document into a row of it.
+    place_features: core.TextFeatures | None = None
 
 
 def _folder_paths(folders: dict[int, tuple[int | None, str]]) -> dict[int, tuple[str, ...]]:
@@ -225,7 +227,7 @@ def load_inputs(
     X_all = sp.csr_matrix(X_all, dtype=np.float64)
     # The placement model's own vocabulary: every word of two or more characters, numbers
     # and function words included, as a plain tf-idf classifier sees it (docs/placement.md).
-    X_place, _ = core.text_features(
+    X_place, place_features = core.text_features(
         corpus,
         min_term_count=options.placement_min_term_count,
         max_terms=options.placement_max_terms,
@@ -290,6 +292,7 @@ def load_inputs(
         critiqued_rows={row_of[d] for d in moved if d in row_of and d in folder_of_doc},
         answered=answered,
         not_in=not_in,
+        place_features=place_features,
         stats={
             "exemplars": len(labeled_rows),
             "unfiled": len(unlabeled_rows),
@@ -477,6 +480,9 @@ class ReclusterOutput:
     proposals: list[Proposal]
     placements: list[PlacementOut]
     stats: dict[str, Any]
+    #: The placement model and its features as ``.npz`` bytes (:func:`pack_model`), kept
+    #: for instant suggestions; ``None`` when they could not be packed.
+    model_npz: bytes | None = None
 
 
 def compute(
@@ -520,7 +526,111 @@ def compute(
         proposals=proposals,
         placements=placements,
         stats=stats,
+        model_npz=(
+            pack_model(inputs.place_features, model) if inputs.place_features is not None else None
+        ),
     )
+
+
+# ------------------------------------------------------------------ instant suggestions
+
+#: Array name prefixes of the two fitted objects inside one ``.npz``.
+_FEATURES, _PLACEMENT = "features.", "placement."
+
+
+@dataclass(frozen=True)
+class StoredModel:
+    """A tree version's placement features and model, loaded from plain arrays."""
+
+    features: core.TextFeatures
+    placement: core.FolderPlacement
+
+
+@dataclass(frozen=True)
+class SuggestionOut:
+    """An instant suggestion over folder ids (``core.Suggestion`` with paths mapped)."""
+
+    folder_id: int | None
+    confidence: float
+    confident_folder_id: int | None
+    runner_up_folder_id: int | None
+    margin: float | None
+    pair_mass: float | None
+    terms: list[str]
+
+
+def pack_model(features: core.TextFeatures, placement: core.FolderPlacement) -> bytes:
+    """``features`` and ``placement`` as the bytes of one compressed ``.npz`` (no pickle)."""
+    arrays = {_FEATURES + k: v for k, v in features.to_arrays().items()}
+    arrays.update({_PLACEMENT + k: v for k, v in placement.to_arrays().items()})
+    return core.arrays_to_npz(arrays)
+
+
+def load_model(data: bytes) -> StoredModel:
+    """The inverse of :func:`pack_model`, read with ``allow_pickle=False``; ``ValueError``
+    for bytes that are not such a model (damaged, pickled, another format)."""
+    arrays = core.arrays_from_npz(data)
+
+    def part(prefix: str) -> dict[str, Any]:
+        return {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
+
+    features = core.TextFeatures.from_arrays(part(_FEATURES))
+    placement = core.FolderPlacement.from_arrays(part(_PLACEMENT))
+    if len(features.terms_) != placement.n_features_in_:
+        raise ValueError(
+            f"the model has {placement.n_features_in_} terms, its features {len(features.terms_)}"
+        )
+    return StoredModel(features, placement)
+
+
+def _model_path(model: StoredModel, folder_id: int) -> tuple[str, ...] | None:
+    """The model's path of folder ``folder_id`` (paths end in folder ids), if it has one."""
+    return next((p for p in model.placement.folders_ if p and p[-1] == str(folder_id)), None)
+
+
+def update_model(model: StoredModel, examples: list[tuple[str, int]]) -> StoredModel:
+    """``model`` updated with ``examples`` (text, folder id) the person filed since it was
+    fitted (``core.update_placement``); examples in folders it does not know are skipped."""
+    known = [(t, _model_path(model, f)) for t, f in examples]
+    kept = [(t, p) for t, p in known if p is not None]
+    if not kept:
+        return model
+    X = model.features.transform([t for t, _ in kept])
+    placement = core.update_placement(model.placement, X, [p for _, p in kept])
+    return StoredModel(model.features, placement)
+
+
+def suggest(
+    model: StoredModel,
+    texts: list[str],
+    closer: list[list[tuple[int, int]]] | None = None,
+) -> list[SuggestionOut]:
+    """Where ``model`` puts each of ``texts`` (folder paths end in folder ids, as
+    ``ReclusterInput.paths``). ``closer[i]``: answers "document i is closer to the documents
+    of folder a than to those of folder b" as (a, b) folder ids."""
+
+    def folder_id(path: tuple[str, ...] | None) -> int | None:
+        return int(path[-1]) if path else None
+
+    restrict = None
+    if closer is not None:
+        restrict = []
+        for answers in closer:
+            pairs = [(_model_path(model, a), _model_path(model, b)) for a, b in answers]
+            restrict.append([(a, b) for a, b in pairs if a is not None and b is not None])
+
+    return [
+        SuggestionOut(
+            folder_id=folder_id(s.folder),
+            confidence=round(s.confidence, 4),
+            confident_folder_id=folder_id(s.confident_folder),
+            runner_up_folder_id=folder_id(s.runner_up),
+            margin=s.margin,
+            pair_mass=s.pair_mass,
+            terms=list(s.terms),
+        )
+        for s in core.suggest(model.features, model.placement, texts, closer=restrict)
+    ]
 
 
 def representatives(*, session: Session, user_id: int, folder_ids: list[int]) -> dict[int, int]:

@@ -1,5 +1,6 @@
 """Automatic reclusters: new unfiled documents, text that OCR read for an unfiled scan, and
-filing changes schedule one, debounced.
+filing changes schedule one, debounced. The same new documents get an instant suggestion
+from the user's last fitted model right after the commit (``instant.py``).
 
 The hook watches sessions rather than being called from each ingestion path (JSON post,
 upload, batch, import, CLI), so no path can forget it; it acts only after the commit, so a
@@ -24,6 +25,10 @@ from foldwise.service.documents.models import WITHOUT_TEXT, Document
 log = logging.getLogger(__name__)
 
 _KEY = "foldwise.recluster.users"
+#: user id -> {document id: text} of unfiled documents with text, for instant suggestions.
+_NEW = "foldwise.recluster.new_documents"
+#: Users whose critiques (moves, answers, undos) committed: their documents are re-placed.
+_CRITIQUED = "foldwise.recluster.critiqued"
 
 
 def _after_flush(session: Session, _context: Any) -> None:
@@ -45,6 +50,16 @@ def _after_flush(session: Session, _context: Any) -> None:
     )
     if users:
         session.info.setdefault(_KEY, set()).update(users)
+    new = [
+        obj
+        for obj in (*session.new, *session.dirty)
+        if isinstance(obj, Document)
+        and obj.folder_id is None
+        and obj.text_status not in WITHOUT_TEXT
+        and (obj in session.new or _text_arrived(obj))
+    ]
+    for doc in new:
+        session.info.setdefault(_NEW, {}).setdefault(doc.user_id, {})[doc.id] = doc.text or ""
 
 
 def _text_arrived(obj: object) -> bool:
@@ -59,9 +74,30 @@ def request_recluster(session: Session, user_id: int) -> None:
     """Schedule ``user_id``'s debounced recluster once ``session`` commits (changes of where
     documents and folders are: critiques/filing.py)."""
     session.info.setdefault(_KEY, set()).add(user_id)
+    session.info.setdefault(_CRITIQUED, set()).add(user_id)
 
 
 def _after_commit(session: Session) -> None:
+    new = session.info.pop(_NEW, None)
+    if new:
+        # In the ingest request, before it answers: the document has its suggestion when
+        # the client sees it (docs/recluster.md, "Instant suggestions").
+        from foldwise.service.recluster import instant
+
+        try:
+            instant.suggest_pending(session.get_bind(), settings_of(session), new)  # type: ignore[arg-type]
+        except Exception:
+            log.exception("instant suggestions for users %s failed", sorted(new))
+    critiqued = session.info.pop(_CRITIQUED, None)
+    if critiqued:
+        # In the critique's request too: the person sees its effect when the UI reloads
+        # the tree after the answer, seconds before the debounced recluster.
+        from foldwise.service.recluster import instant
+
+        try:
+            instant.replace_pending(session.get_bind(), settings_of(session), critiqued)  # type: ignore[arg-type]
+        except Exception:
+            log.exception("re-placement after critiques of users %s failed", sorted(critiqued))
     users = session.info.pop(_KEY, None)
     if not users:
         return
@@ -77,6 +113,8 @@ def _after_commit(session: Session) -> None:
 
 def _after_rollback(session: Session) -> None:
     session.info.pop(_KEY, None)
+    session.info.pop(_NEW, None)
+    session.info.pop(_CRITIQUED, None)
 
 
 def install() -> None:

@@ -1,11 +1,22 @@
-"""Recluster jobs, the per-user tree state, tree versions with their proposals and placements."""
+"""Recluster jobs, the per-user tree state, tree versions with their proposals and placements,
+their placement models and the instant suggestions made with them."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from foldwise.service.db import Base, utcnow
@@ -154,3 +165,50 @@ class TreePlacement(Base):
     #: Posterior of the best plus the runner-up folder (before calibration): how likely the
     #: document belongs to one of the two, i.e. how answerable "closer to b or c?" is.
     pair_mass: Mapped[float | None] = mapped_column(Float, default=None)
+
+
+class PlacementModel(Base):
+    """A tree version's fitted placement model and its features, for instant suggestions.
+
+    Stored as the bytes of an ``.npz`` of plain numeric arrays (``core.FolderPlacement`` and
+    ``core.TextFeatures`` ``to_arrays``), read with ``allow_pickle=False``: whoever can
+    write this column cannot make a worker run code (docs/recluster.md). Only the newest
+    ``instant.KEEP_MODELS`` of a user are kept.
+    """
+
+    __tablename__ = "placement_models"
+
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("tree_versions.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    npz: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class DocumentSuggestion(Base):
+    """Where the user's last fitted model puts an unfiled document, computed at ingest (or
+    after a critique) without a recluster: served by ``/api/tree/extended`` as
+    ``"source": "instant"`` until a tree version places the document."""
+
+    __tablename__ = "document_suggestions"
+
+    document_id: Mapped[int] = mapped_column(
+        ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    #: The tree version whose model made the suggestion.
+    version_id: Mapped[int] = mapped_column(ForeignKey("tree_versions.id", ondelete="CASCADE"))
+    #: The user's critique counter when it was made: newer than a version's, it wins.
+    critique_seq: Mapped[int] = mapped_column(Integer, default=0)
+    #: The most probable existing folder (a deleted folder: no suggestion is served).
+    folder_id: Mapped[int | None] = mapped_column(
+        ForeignKey("folders.id", ondelete="SET NULL"), default=None
+    )
+    confidence: Mapped[float] = mapped_column(Float)
+    terms: Mapped[list[str]] = mapped_column(JSON)
+    confident_folder_id: Mapped[int | None] = mapped_column(Integer, default=None)
+    runner_up_folder_id: Mapped[int | None] = mapped_column(Integer, default=None)
+    margin: Mapped[float | None] = mapped_column(Float, default=None)
+    pair_mass: Mapped[float | None] = mapped_column(Float, default=None)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from foldwise.service.db import utcnow
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster import core_adapter, tree
+from foldwise.service.recluster import core_adapter, instant, tree
 from foldwise.service.recluster.models import (
     ReclusterJob,
     TreePlacement,
@@ -221,6 +221,8 @@ def _store(
     )
     session.add(version)
     session.flush()
+    if out.model_npz is not None:
+        instant.store_model(session, user_id=user_id, version_id=version.id, npz=out.model_npz)
     key, name = _carry_over(session, user_id, version.id, out.proposals, number)
     for p in out.proposals:
         session.add(
@@ -352,6 +354,21 @@ def _commit(
     return "done"
 
 
+def _suggest_uncovered(rt: Runtime, user_id: int, out: core_adapter.ReclusterOutput) -> None:
+    """Documents that arrived while the job ran are not in its version: give them the new
+    model's instant suggestion (their old one came from the previous model)."""
+    try:
+        with rt.sessions() as session:
+            placed = {p.document_id for p in out.placements}
+            texts = instant.unfiled_texts(session, user_id)
+            instant.suggest_documents(
+                session, user_id, [(d, t) for d, t in texts.items() if d not in placed]
+            )
+            session.commit()
+    except Exception:  # the version is stored; suggestions are a convenience
+        log.exception("instant suggestions after the recluster of user %s failed", user_id)
+
+
 def execute(rt: Runtime, job_id: int) -> None:
     """Run job ``job_id`` if it is due and queued; never raises for job-level failures."""
     claimed = _claim(rt, job_id)
@@ -382,6 +399,8 @@ def execute(rt: Runtime, job_id: int) -> None:
             report("commit", {})
             timings = report.close_phase()
             outcome = _commit(rt, job_id, attempt, user_id, base, method, out, timings)
+            if outcome == "done":
+                _suggest_uncovered(rt, user_id, out)
             if outcome != "stale":
                 return
             if reruns >= rt.options.max_reruns:

@@ -95,6 +95,10 @@ class Placement(BaseModel):
     #: Confident depth: the deepest existing folder whose subtree holds most of the document's
     #: probability (003 level assignment); ``null`` = not even sure of a top-level folder.
     confident_folder_id: int | None = None
+    #: ``"recluster"``: from the served tree version. ``"instant"``: from the user's last
+    #: fitted model, computed when the document arrived (or after a critique) without a
+    #: recluster; always an existing folder, never a proposal (docs/recluster.md).
+    source: Literal["recluster", "instant"] = "recluster"
 
 
 class ExtendedTree(BaseModel):
@@ -110,5 +114,8 @@ class ExtendedTree(BaseModel):
     placements: list[Placement]
     unplaced_document_ids: list[int] = Field(
         default_factory=list,
-        description="unfiled documents that arrived after this version (placed by the next one)",
+        description=(
+            "unfiled documents that arrived after this version and have no instant "
+            "suggestion (placed by the next one)"
+        ),
     )

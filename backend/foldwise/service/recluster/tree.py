@@ -1,4 +1,5 @@
-"""The extended tree as served: the newest tree version laid over the current folders.
+"""The extended tree as served: the newest tree version laid over the current folders, and
+instant suggestions (``instant.py``) for unfiled documents it does not place.
 
 A version is computed once; folders, filings and critiques change afterwards. Serving it over
 the current state keeps the person's own input visible at once: documents filed since drop out
@@ -14,7 +15,12 @@ from sqlalchemy.orm import Session
 from foldwise.service.critiques.models import Critique
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster.models import TreePlacement, TreeProposal, TreeVersion
+from foldwise.service.recluster.models import (
+    DocumentSuggestion,
+    TreePlacement,
+    TreeProposal,
+    TreeVersion,
+)
 from foldwise.service.recluster.schemas import ExtendedFolder, ExtendedTree, Placement
 from foldwise.service.recluster.service import tree_state
 from foldwise.service.users.models import User
@@ -86,6 +92,7 @@ def extended_tree(*, session: Session, user: User) -> ExtendedTree:
         ).all()
     )
     if version is None:
+        instant = _instant_placements(session, user.id, unfiled, set(unfiled), -1)
         return ExtendedTree(
             version=0,
             method=None,
@@ -93,8 +100,8 @@ def extended_tree(*, session: Session, user: User) -> ExtendedTree:
             critique_seq=state.critique_seq,
             outdated=state.critique_seq > 0,
             folders=folders,
-            placements=[],
-            unplaced_document_ids=sorted(unfiled),
+            placements=instant,
+            unplaced_document_ids=sorted(set(unfiled) - {p.document_id for p in instant}),
         )
     closed = closed_proposals(session=session, user_id=user.id)
     excluded = not_in_pairs(session=session, user_id=user.id)
@@ -152,6 +159,20 @@ def extended_tree(*, session: Session, user: User) -> ExtendedTree:
                 confident_folder_id=pl.confident_folder_id,
             )
         )
+    # Instant suggestions: for documents the version did not see, and for those a critique
+    # made after the version re-placed (their suggestion is newer than the version).
+    instant = _instant_placements(
+        session, user.id, unfiled, set(unfiled) - placed, version.critique_seq
+    )
+    # A document in a proposal stays there: proposals are the dendrogram's, not the model's.
+    in_proposal = {p.document_id for p in placements if isinstance(p.folder_id, str)}
+    instant = [p for p in instant if p.document_id not in in_proposal]
+    renewed = {p.document_id for p in instant}
+    placements = sorted(
+        [p for p in placements if p.document_id not in renewed] + instant,
+        key=lambda p: p.document_id,
+    )
+    placed |= renewed
     return ExtendedTree(
         version=version.number,
         method=version.method,
@@ -162,3 +183,35 @@ def extended_tree(*, session: Session, user: User) -> ExtendedTree:
         placements=placements,
         unplaced_document_ids=sorted(set(unfiled) - placed),
     )
+
+
+def _instant_placements(
+    session: Session,
+    user_id: int,
+    unfiled: dict[int, str],
+    unplaced: set[int],
+    version_seq: int,
+) -> list[Placement]:
+    """Stored instant suggestions (``instant.py``) of unfiled documents that are either not
+    placed by the served version (``unplaced``) or were re-placed after a critique the
+    version did not see (critique counter above ``version_seq``)."""
+    rows = session.scalars(
+        select(DocumentSuggestion).where(
+            DocumentSuggestion.user_id == user_id, DocumentSuggestion.folder_id.is_not(None)
+        )
+    )
+    return [
+        Placement(
+            document_id=s.document_id,
+            title=unfiled[s.document_id],
+            folder_id=s.folder_id,
+            confidence=s.confidence,
+            terms=list(s.terms),
+            best_folder_id=s.folder_id,
+            confident_folder_id=s.confident_folder_id,
+            source="instant",
+        )
+        for s in rows
+        if s.document_id in unfiled
+        and (s.document_id in unplaced or s.critique_seq > version_seq >= 0)
+    ]

@@ -1,0 +1,304 @@
+"""Instant suggestions: a new document placed by the last fitted model, without a recluster.
+
+A recluster fits a :class:`~foldwise.core.FolderPlacement` on its own tf-idf vocabulary
+(:class:`~foldwise.core.TextFeatures`); kept as plain arrays (``to_arrays``), the two place a
+document that arrives later in milliseconds (docs/recluster.md, "Instant suggestions"). What
+is computed is what ``extended_tree`` serves for a document shown in an existing folder:
+the most probable folder with its calibrated confidence, the runner-up, margin and pair mass,
+and the confident depth (003 eq. 9). Proposals of new folders need a dendrogram and wait for
+the next recluster.
+
+Triples never apply here: they name documents of the fitted collection, and a new
+document is none of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from foldwise.core._features import TextFeatures
+from foldwise.core._hierarchy import FolderPath
+from foldwise.core.placement._levels import assign_folder_levels
+from foldwise.core.placement._placement import FolderPlacement, _log_softmax, _scale_columns
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """Where the model puts one new document, and why.
+
+    Attributes
+    ----------
+    folder : FolderPath
+        The most probable existing folder (shown there, however uncertain).
+    confidence : float
+        Calibrated probability that ``folder`` is right
+        (``FolderPlacement.calibrated_confidence`` of the top posterior).
+    confident_folder : FolderPath
+        The deepest folder the model is confident of (level assignment, 003 eq. 9, gated
+        by ``known``); ``()`` is the root.
+    runner_up : FolderPath or None
+        The second most probable folder; ``None`` with a single folder.
+    margin, pair_mass : float or None
+        Posterior of ``folder`` minus / plus that of ``runner_up``.
+    known : float
+        Probability that the document belongs to an existing folder at all.
+    terms : tuple of str
+        The document's terms that add most to ``folder``'s SVM decision value, best first
+        (readable names, ``TextFeatures.vocabulary_``); only terms that add.
+    """
+
+    folder: FolderPath
+    confidence: float
+    confident_folder: FolderPath
+    runner_up: FolderPath | None
+    margin: float | None
+    pair_mass: float | None
+    known: float
+    terms: tuple[str, ...]
+
+
+#: "x is closer to the documents of folder ``a`` than to those of folder ``b``" (an answered
+#: question, 001 sec. 3), as a restriction of one new document's admissible folders.
+Closer = tuple[FolderPath, FolderPath]
+
+
+def suggest(
+    features: TextFeatures,
+    model: FolderPlacement,
+    texts: Sequence[str],
+    *,
+    n_terms: int = 5,
+    closer: Sequence[Sequence[Closer]] | None = None,
+) -> list[Suggestion]:
+    """Suggestions for ``texts`` from fitted placement ``features`` and ``model``.
+
+    Parameters
+    ----------
+    features : TextFeatures
+        The features ``model`` was fitted on (same vocabulary, column order).
+    model : FolderPlacement
+    texts : sequence of str, length n_docs
+    n_terms : int, default=5
+        Explanation terms per document.
+    closer : sequence of length n_docs of sequences of (FolderPath, FolderPath), optional
+        Per document, answers "closer to folder a than to folder b": its folders are
+        restricted as ``FolderPlacement`` restricts those of a fitted row by a triple.
+
+    Returns
+    -------
+    list of Suggestion, length n_docs
+    """
+    if len(texts) == 0:
+        return []
+    X = features.transform(texts)
+    names = [str(t) for t in features.vocabulary_]
+    return suggest_rows(model, X, names, n_terms=n_terms, closer=closer)
+
+
+def suggest_rows(
+    model: FolderPlacement,
+    X: sp.spmatrix | NDArray[np.floating],
+    term_names: Sequence[str],
+    *,
+    n_terms: int = 5,
+    closer: Sequence[Sequence[Closer]] | None = None,
+) -> list[Suggestion]:
+    """:func:`suggest` on feature rows ``X`` of shape (n_docs, n_terms) already computed."""
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if len(term_names) != X.shape[1]:
+        raise ValueError(f"term_names has {len(term_names)} entries for {X.shape[1]} terms")
+    if X.shape[0] == 0:
+        return []
+    D = model.decision_function(X)
+    P = np.exp(_log_softmax(D / model.temperature_))
+    if closer is not None:
+        P = restrict_closer(P, model.folders_, closer)
+    known = model.known_from_decisions(D)
+    levels = assign_folder_levels(P, model.folders_, model.rho, known=known)
+    calibrated = model.calibrated_confidence(P.max(axis=1))
+    order = np.argsort(-P, axis=1, kind="stable")
+    best = order[:, 0]
+    contrib = term_contributions(model, X, best)
+    out = []
+    for i in range(X.shape[0]):
+        j = int(best[i])
+        runner = margin = pair_mass = None
+        if P.shape[1] > 1:
+            k = int(order[i, 1])
+            runner = model.folders_[k]
+            margin, pair_mass = float(P[i, j] - P[i, k]), float(P[i, j] + P[i, k])
+        row = contrib.getrow(i)
+        top = np.argsort(-row.data, kind="stable")[:n_terms]
+        terms = tuple(term_names[int(row.indices[t])] for t in top if row.data[t] > 0)
+        out.append(
+            Suggestion(
+                folder=model.folders_[j],
+                confidence=float(min(1.0, max(0.0, calibrated[i]))),
+                confident_folder=levels.folder[i],
+                runner_up=runner,
+                margin=margin,
+                pair_mass=pair_mass,
+                known=float(known[i]),
+                terms=terms,
+            )
+        )
+    return out
+
+
+def term_contributions(
+    model: FolderPlacement, X: sp.spmatrix, folders: NDArray[np.integer]
+) -> sp.csr_matrix:
+    """Each document term's share of the decision value of folder ``folders[i]``.
+
+    The features are ``F = normalize([normalize(Xw), normalize(Xw C^T)])`` (``Xw``: the
+    weighted tf-idf, ``C``: LSA directions), so the decision value minus the intercept is
+    linear in the terms of ``Xw``: term ``t`` adds
+    ``xw_t (coef_t / |xw| + (C^T coef_latent)_t / |xw C^T|) / s``, ``s`` the norm of the
+    concatenation. The contributions of a row sum to its decision value minus intercept.
+
+    Parameters
+    ----------
+    model : FolderPlacement
+    X : sparse matrix of shape (n_docs, n_terms)
+    folders : ndarray of shape (n_docs,), int
+        Column of ``model.folders_`` whose decision value each row explains.
+
+    Returns
+    -------
+    sparse matrix of shape (n_docs, n_terms), nonzero only at the document's terms
+    """
+    X = sp.csr_matrix(X, dtype=np.float64)
+    folders = np.asarray(folders, dtype=np.intp)
+    Xw = _scale_columns(X, np.sqrt(model.term_weights_))
+    n_terms = Xw.shape[1]
+    a = np.sqrt(np.asarray(Xw.multiply(Xw).sum(axis=1)).ravel())
+    C = model.components_
+    coef_t = model.coef_[:, :n_terms]
+    if C.shape[0]:
+        L = np.asarray(Xw @ C.T)
+        lat = np.linalg.norm(L, axis=1)
+        used = np.unique(folders)
+        # The latent part's weights pulled back to terms, only for the folders asked about.
+        back = dict(zip(used.tolist(), model.coef_[used, n_terms:] @ C, strict=True))
+    else:
+        lat = np.zeros(X.shape[0])
+        back = {}
+    s = np.sqrt((a > 0).astype(float) + (lat > 0).astype(float))
+    out = Xw.copy()
+    for i in range(Xw.shape[0]):
+        lo, hi = Xw.indptr[i], Xw.indptr[i + 1]
+        if lo == hi or s[i] == 0:
+            out.data[lo:hi] = 0.0
+            continue
+        idx, j = Xw.indices[lo:hi], int(folders[i])
+        w = coef_t[j, idx] / a[i] if a[i] > 0 else np.zeros(hi - lo)
+        if lat[i] > 0:
+            w = w + back[j][idx] / lat[i]
+        out.data[lo:hi] = Xw.data[lo:hi] * w / s[i]
+    return out
+
+
+def restrict_closer(
+    P: NDArray[np.float64], folders: Sequence[FolderPath], closer: Sequence[Sequence[Closer]]
+) -> NDArray[np.float64]:
+    """Posteriors ``P`` (n_docs, n_folders) with each row's folders that violate one of its
+    answers set to zero and the rest renormalised.
+
+    A folder f satisfies "closer to a than to b" iff f shares a strictly deeper common
+    ancestor with a than with b (001 sec. 3, as ``FolderPlacement._apply_triples``). An
+    answer that rules out every folder, or compares a folder with itself, says nothing and
+    is skipped.
+    """
+    if len(closer) != P.shape[0]:
+        raise ValueError(f"closer has {len(closer)} entries for {P.shape[0]} documents")
+    P = P.copy()
+
+    def depth(f: FolderPath, g: FolderPath) -> int:
+        d = 0
+        while d < min(len(f), len(g)) and f[d] == g[d]:
+            d += 1
+        return d
+
+    for i, answers in enumerate(closer):
+        for a, b in answers:
+            a, b = tuple(a), tuple(b)
+            if a == b:
+                continue
+            ok = np.array([depth(f, a) > depth(f, b) for f in folders])
+            masked = P[i] * ok
+            if ok.any() and masked.sum() > 0:
+                P[i] = masked / masked.sum()
+    return P
+
+
+def update_placement(
+    model: FolderPlacement,
+    X: sp.spmatrix | NDArray[np.floating],
+    folders: Sequence[FolderPath],
+) -> FolderPlacement:
+    """A copy of ``model`` whose SVMs also place the rows of ``X`` in ``folders``.
+
+    The person's corrections since the model was fitted, learned without a refit: one
+    multiclass passive-aggressive step per example (Crammer et al. 2006, "Online
+    passive-aggressive algorithms", the two-vector update). Where the folder's decision
+    value does not beat the best other folder's by a margin of 1, the least change to
+    ``coef_`` that makes it so is made: ``tau F(x)`` added to the folder's weights and
+    subtracted from the rival's, ``tau = loss / (2 |F(x)|^2)``, repeated while another
+    rival is within the margin. Documents like the
+    corrected one move with it; others barely change. The temperature, calibration and
+    novelty model stay those of the fit: the next recluster refits everything.
+
+    Parameters
+    ----------
+    model : FolderPlacement
+    X : sparse matrix or ndarray of shape (n_examples, n_terms)
+    folders : sequence of FolderPath, length n_examples
+        Folder of each example; examples in folders the model does not know are skipped
+        (a new folder has no SVM until the next recluster).
+
+    Returns
+    -------
+    FolderPlacement
+        A new model; ``model`` is unchanged.
+    """
+    X = sp.csr_matrix(X, dtype=np.float64)
+    if X.shape[0] != len(folders):
+        raise ValueError(f"folders has {len(folders)} entries for {X.shape[0]} rows")
+    updated = FolderPlacement(**model.get_params())
+    updated.__dict__.update(model.__dict__)
+    updated.coef_ = model.coef_.copy()
+    updated.__dict__.pop("_coef_t", None)  # coef_ changes in place below
+    if X.shape[0] == 0 or len(model.folders_) < 2:
+        return updated
+    index = {f: j for j, f in enumerate(model.folders_)}
+    F = model._features(_scale_columns(X, np.sqrt(model.term_weights_)))
+    for i, folder in enumerate(folders):
+        y = index.get(tuple(folder))
+        f = F.getrow(i)
+        norm2 = float(f.multiply(f).sum())
+        if y is None or norm2 == 0:
+            continue
+        dense = f.toarray().ravel()
+        # Each step fixes the margin over the strongest rival; raising the folder can leave
+        # another rival within the margin, so repeat (at most once per folder).
+        for _ in range(len(model.folders_) - 1):
+            d = updated.coef_ @ dense + updated.intercept_
+            rivals = d.copy()
+            rivals[y] = -np.inf
+            r = int(rivals.argmax())
+            loss = 1.0 - (d[y] - d[r])
+            if loss <= _MARGIN_SLACK:
+                break
+            step = (loss / (2.0 * norm2)) * dense
+            updated.coef_[y] += step
+            updated.coef_[r] -= step
+    return updated
+
+
+#: Loss below which an example counts as placed with its margin (float rounding).
+_MARGIN_SLACK = 1e-9

@@ -1,0 +1,333 @@
+"""Instant suggestions: a new document is placed by the user's last fitted model at ingest.
+
+A recluster stores its placement model with the tree version (:func:`store_model`, plain
+arrays in an ``.npz``, never a pickle). When an unfiled document with text is committed,
+the session hook (``hooks.py``) calls :func:`suggest_pending` before the ingest request
+answers: the newest model of the document's user places it, and the suggestion is stored as
+a :class:`DocumentSuggestion` row that ``/api/tree/extended`` serves (``"source":
+"instant"``) until a tree version places the document. docs/recluster.md, "Instant
+suggestions".
+
+Failures never reach the ingest: a model that cannot be loaded or applied means no
+suggestion, logged. Loaded models are kept in a small per-process LRU cache keyed by
+(user id, version id), so a request pays only the text's features and one matrix product.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import replace
+
+from sqlalchemy import Connection, Engine, delete, select
+from sqlalchemy.orm import Session
+
+from foldwise.service.config import Settings
+from foldwise.service.critiques.models import Critique
+from foldwise.service.documents.models import WITHOUT_TEXT, Document
+from foldwise.service.folders.models import Folder
+from foldwise.service.recluster import core_adapter
+from foldwise.service.recluster.models import (
+    DocumentSuggestion,
+    PlacementModel,
+    TreePlacement,
+    TreeState,
+    TreeVersion,
+)
+
+log = logging.getLogger(__name__)
+
+#: Placement models kept per user: the newest serves; older ones stay for suggestions made
+#: with them while a version was being written, and cost a few MB each (docs/recluster.md).
+KEEP_MODELS = 2
+#: Loaded models kept per process (users x versions).
+CACHE_SIZE = 8
+
+#: Keyed by (database, user id, version id, stored at): ids alone repeat across databases
+#: one process serves (tests, several apps).
+_Key = tuple[str, int, int, str]
+_cache: OrderedDict[_Key, core_adapter.StoredModel | None] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def store_model(session: Session, *, user_id: int, version_id: int, npz: bytes) -> None:
+    """Keep ``npz`` (``core_adapter.pack_model``) as ``version_id``'s model; drop older ones
+    beyond :data:`KEEP_MODELS`. Part of the caller's transaction."""
+    session.add(PlacementModel(version_id=version_id, user_id=user_id, npz=npz))
+    session.flush()
+    keep = select(PlacementModel.version_id).where(PlacementModel.user_id == user_id)
+    newest = list(session.scalars(keep.order_by(PlacementModel.version_id.desc())))
+    if len(newest) > KEEP_MODELS:
+        session.execute(
+            delete(PlacementModel).where(
+                PlacementModel.user_id == user_id,
+                PlacementModel.version_id.in_(newest[KEEP_MODELS:]),
+            )
+        )
+
+
+def latest_model(session: Session, user_id: int) -> tuple[int, core_adapter.StoredModel] | None:
+    """The user's newest stored model and its version id, or ``None`` (none, or unusable)."""
+    newest = session.execute(
+        select(PlacementModel.version_id, PlacementModel.created_at)
+        .where(PlacementModel.user_id == user_id)
+        .order_by(PlacementModel.version_id.desc())
+        .limit(1)
+    ).first()
+    if newest is None:
+        return None
+    version_id = int(newest[0])
+    bind = session.get_bind()
+    url = bind.engine.url if isinstance(bind, Connection) else bind.url
+    key = (str(url), user_id, version_id, newest[1].isoformat())
+    with _cache_lock:
+        if key in _cache:
+            _cache.move_to_end(key)
+            cached = _cache[key]
+            return None if cached is None else (version_id, cached)
+    data = session.scalar(
+        select(PlacementModel.npz).where(
+            PlacementModel.version_id == version_id, PlacementModel.user_id == user_id
+        )
+    )
+    model: core_adapter.StoredModel | None = None
+    try:
+        model = core_adapter.load_model(bytes(data)) if data is not None else None
+    except Exception:  # a damaged or foreign archive: no suggestions from it, said once
+        log.exception("placement model of user %s version %s cannot be loaded", user_id, version_id)
+    with _cache_lock:
+        _cache[key] = model  # None too: a bad model is not re-read on every request
+        while len(_cache) > CACHE_SIZE:
+            _cache.popitem(last=False)
+    return None if model is None else (version_id, model)
+
+
+Found = tuple[int, core_adapter.StoredModel]
+
+
+def suggest_documents(session: Session, user_id: int, documents: Iterable[tuple[int, str]]) -> int:
+    """Place unfiled ``documents`` ((id, text) of ``user_id``) with the user's newest model
+    and store the suggestions, replacing earlier ones; the number stored. Part of the
+    caller's transaction; raises on database errors only."""
+    docs = dict(documents)
+    found = latest_model(session, user_id) if docs else None
+    if found is None:
+        return 0
+    placed = _compute(session, user_id, docs, found)
+    _store(session, user_id, found[0], placed)
+    return len(placed)
+
+
+def _compute(
+    session: Session,
+    user_id: int,
+    docs: dict[int, str],
+    found: Found,
+    closer: dict[int, list[tuple[int, int]]] | None = None,
+) -> dict[int, core_adapter.SuggestionOut]:
+    """Suggestions of those of ``docs`` that are the user's and unfiled, in live folders;
+    empty (logged) when the model fails on them."""
+    # Only the user's own, still unfiled documents: the caller's list may be stale.
+    ids = sorted(
+        session.scalars(
+            select(Document.id).where(
+                Document.user_id == user_id,
+                Document.id.in_(docs),
+                Document.folder_id.is_(None),
+            )
+        )
+    )
+    if not ids:
+        return {}
+    answers = [(closer or {}).get(d, []) for d in ids] if closer else None
+    try:
+        suggestions = core_adapter.suggest(found[1], [docs[d] for d in ids], answers)
+    except Exception:
+        log.exception("instant suggestions for user %s failed", user_id)
+        return {}
+    live = set(session.scalars(select(Folder.id).where(Folder.user_id == user_id)))
+    # A folder deleted since the model was fitted: no suggestion rather than a dead one.
+    return {
+        d: replace(
+            s,
+            confident_folder_id=_if_live(s.confident_folder_id, live),
+            runner_up_folder_id=_if_live(s.runner_up_folder_id, live),
+        )
+        for d, s in zip(ids, suggestions, strict=True)
+        if s.folder_id in live
+    }
+
+
+def _store(
+    session: Session,
+    user_id: int,
+    version_id: int,
+    placed: dict[int, core_adapter.SuggestionOut],
+    clear: Iterable[int] = (),
+) -> None:
+    """Replace the rows of ``placed`` (and delete those of ``clear``) in one go."""
+    ids = sorted(set(placed) | set(clear))
+    if not ids:
+        return
+    seq = session.scalar(select(TreeState.critique_seq).where(TreeState.user_id == user_id))
+    session.execute(delete(DocumentSuggestion).where(DocumentSuggestion.document_id.in_(ids)))
+    for document_id, s in sorted(placed.items()):
+        session.add(
+            DocumentSuggestion(
+                document_id=document_id,
+                user_id=user_id,
+                version_id=version_id,
+                critique_seq=seq or 0,
+                folder_id=s.folder_id,
+                confidence=min(1.0, max(0.0, s.confidence)),
+                terms=s.terms,
+                confident_folder_id=s.confident_folder_id,
+                runner_up_folder_id=s.runner_up_folder_id,
+                margin=s.margin,
+                pair_mass=s.pair_mass,
+            )
+        )
+
+
+def replace_after_critique(session: Session, user_id: int, limit: int = 5000) -> int:
+    """Re-place the user's unfiled documents with the cached model updated by the critiques
+    made since it was fitted; the number of suggestions stored.
+
+    Moves in force teach the model (``core_adapter.update_model``: a passive-aggressive
+    step each, no refit); answers "a is closer to b than to c" restrict ``a``'s folders.
+    Only documents whose folder changes get a new suggestion (it outranks the version's
+    placement: its critique counter is newer); documents in a proposal keep it. A critique
+    undone drops out of the update, so its effect goes with it. The full recluster follows
+    as before (debounced).
+    """
+    found = latest_model(session, user_id)
+    if found is None:
+        return 0
+    version = session.get(TreeVersion, found[0])
+    if version is None:
+        return 0
+    critiques = session.execute(
+        select(Critique.kind, Critique.document_id, Critique.folder_id, Critique.a, Critique.b,
+               Critique.c)
+        .where(
+            Critique.user_id == user_id,
+            Critique.undone_at.is_(None),
+            Critique.tree_version >= version.number,  # not seen by the model's recluster
+            Critique.kind.in_(("move", "closer")),
+        )
+        .order_by(Critique.id)
+    ).all()  # fmt: skip
+    folder_of = dict(
+        session.execute(
+            select(Document.id, Document.folder_id).where(Document.user_id == user_id)
+        ).all()
+    )
+    moved = {
+        int(d): int(f)
+        for kind, d, f, *_ in critiques
+        if kind == "move" and d is not None and f is not None and folder_of.get(d) == f
+    }
+    closer: dict[int, list[tuple[int, int]]] = {}
+    for kind, _, _, a, b, c in critiques:
+        if kind != "closer" or a is None or b is None or c is None:
+            continue
+        fb, fc = folder_of.get(b), folder_of.get(c)
+        if a in folder_of and fb is not None and fc is not None:
+            closer.setdefault(int(a), []).append((int(fb), int(fc)))
+    model = found[1]
+    if moved:
+        texts = dict(
+            session.execute(select(Document.id, Document.text).where(Document.id.in_(moved))).all()
+        )
+        examples = [(texts[d] or "", f) for d, f in sorted(moved.items()) if d in texts]
+        model = core_adapter.update_model(model, examples)
+    unfiled = unfiled_texts(session, user_id)
+    newest = dict(sorted(unfiled.items())[-limit:])
+    placed = _compute(session, user_id, newest, (found[0], model), closer)
+    shown = {
+        pl.document_id: (pl.folder_id, pl.proposal_key)
+        for pl in session.scalars(
+            select(TreePlacement).where(
+                TreePlacement.version_id == _served_version(session, user_id)
+            )
+        )
+    }
+    rows = {
+        r.document_id: r
+        for r in session.scalars(
+            select(DocumentSuggestion).where(DocumentSuggestion.user_id == user_id)
+        )
+    }
+    changed: dict[int, core_adapter.SuggestionOut] = {}
+    clear: list[int] = []
+    for d, s in placed.items():
+        if d not in shown:
+            changed[d] = s  # served from its suggestion anyway: keep it current
+        elif shown[d][1] is not None:
+            continue  # in a proposal: the dendrogram's call, until the next recluster
+        elif s.folder_id != shown[d][0]:
+            changed[d] = s
+        elif d in rows:
+            clear.append(d)  # back where the version has it (an undo): the version serves
+    _store(session, user_id, found[0], changed, clear)
+    return len(changed)
+
+
+def _served_version(session: Session, user_id: int) -> int | None:
+    return session.scalar(
+        select(TreeVersion.id)
+        .where(TreeVersion.user_id == user_id)
+        .order_by(TreeVersion.number.desc())
+        .limit(1)
+    )
+
+
+def _if_live(folder_id: int | None, live: set[int]) -> int | None:
+    return folder_id if folder_id in live else None
+
+
+def replace_pending(engine: Engine, cfg: Settings, users: Iterable[int]) -> None:
+    """:func:`replace_after_critique` for each user after a critique committed, each in its
+    own transaction; logs and swallows failures (the critique stands regardless)."""
+    for user_id in sorted(users):
+        try:
+            with Session(bind=engine, info={"settings": cfg}, expire_on_commit=False) as session:
+                replace_after_critique(session, user_id)
+                session.commit()
+        except Exception:
+            log.exception("re-placement after a critique of user %s failed", user_id)
+
+
+def suggest_pending(engine: Engine, cfg: Settings, pending: dict[int, dict[int, str]]) -> None:
+    """Suggest for documents just committed (user id -> {document id: text}), each user in
+    its own transaction on a new session; logs and swallows every failure (ingest already
+    succeeded and must not fail because of a suggestion)."""
+    for user_id in sorted(pending):
+        try:
+            with Session(bind=engine, info={"settings": cfg}, expire_on_commit=False) as session:
+                suggest_documents(session, user_id, pending[user_id].items())
+                session.commit()
+        except Exception:
+            log.exception("instant suggestions for user %s were not stored", user_id)
+
+
+def unfiled_texts(
+    session: Session, user_id: int, ids: Iterable[int] | None = None
+) -> dict[int, str]:
+    """Texts of the user's unfiled documents that have text (all, or those of ``ids``)."""
+    query = select(Document.id, Document.text).where(
+        Document.user_id == user_id,
+        Document.folder_id.is_(None),
+        Document.text_status.not_in(WITHOUT_TEXT),
+    )
+    if ids is not None:
+        query = query.where(Document.id.in_(list(ids)))
+    return {int(d): t or "" for d, t in session.execute(query)}
+
+
+def clear_cache() -> None:
+    """Forget every loaded model (tests; a process that wants its memory back)."""
+    with _cache_lock:
+        _cache.clear()

@@ -1,0 +1,237 @@
+"""Fitted placement models as plain arrays, and instant suggestions from them."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from foldwise.core import (
+    FolderPlacement,
+    TextFeatures,
+    restrict_closer,
+    suggest,
+    suggest_rows,
+    update_placement,
+)
+from foldwise.core._arrays import (
+    from_npz,
+    pack_paths,
+    pack_strings,
+    to_npz,
+    unpack_paths,
+    unpack_strings,
+)
+from foldwise.core.placement._suggest import term_contributions
+
+# Three folders, two of them nested; English and German documents (the German ones are
+# stemmed by TextFeatures, so loading must rebuild the per-language analysis).
+TOPICS = {
+    ("finance", "tax"): "tax return income deduction refund steuer steuererklärung finanzamt",
+    ("finance", "bank"): "bank account statement transfer balance konto überweisung kontoauszug",
+    ("home",): "rent lease landlord apartment repair miete vermieter wohnung reparatur",
+}
+FILLER = "the a and document page letter brief seite und der die das"
+
+
+def _corpus(seed: int = 0, per_folder: int = 12) -> tuple[list[str], list[tuple[str, ...]]]:
+    rng = np.random.default_rng(seed)
+    texts, truth = [], []
+    for folder, words in TOPICS.items():
+        vocab, filler = words.split(), FILLER.split()
+        for i in range(per_folder):
+            own = rng.choice(vocab, 8).tolist()
+            extra = rng.choice(filler, 4).tolist()
+            # Half the documents German-only sentences, to exercise language detection.
+            if i % 2:
+                own = [w for w in own if not w.isascii()] or own
+                extra = ["Sehr geehrte Damen und Herren, anbei die Unterlagen"]
+            texts.append(" ".join(own + extra) + f" Nr {i}")
+            truth.append(folder)
+    return texts, truth
+
+
+def _fitted(seed: int = 0) -> tuple[TextFeatures, FolderPlacement, list[str], list]:
+    texts, truth = _corpus(seed)
+    labels = [f if i % 3 else None for i, f in enumerate(truth)]
+    features = TextFeatures(min_term_count=1, min_term_length=2, stop_words=None, keep_digits=True)
+    X = features.fit_transform(texts)
+    triples = [(0, 1, 12)]  # document 0 (unlabeled) closer to 1 than to 12
+    model = FolderPlacement(n_components=4).fit(X, labels, triples=triples)
+    return features, model, texts, truth
+
+
+def _round_trip(arrays: dict) -> dict:
+    return from_npz(to_npz(arrays))
+
+
+def test_text_features_round_trip_gives_identical_rows():
+    features, _, texts, _ = _fitted()
+    loaded = TextFeatures.from_arrays(_round_trip(features.to_arrays()))
+    new = ["Steuererklärung und Finanzamt", "bank transfer 2024", "", "zzz unknown words"]
+    for batch in (texts, new):
+        a, b = features.transform(batch), loaded.transform(batch)
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a.toarray(), b.toarray())
+    assert list(loaded.vocabulary_) == list(features.vocabulary_)
+
+
+@pytest.mark.parametrize("stop_words", ["auto", "english", None, ["foo", "bar"]])
+def test_text_features_parameters_survive(stop_words):
+    texts, _ = _corpus()
+    features = TextFeatures(min_term_count=2, stop_words=stop_words, stem=True, language="auto")
+    features.fit(texts)
+    loaded = TextFeatures.from_arrays(_round_trip(features.to_arrays()))
+    assert loaded.get_params() == features.get_params()
+    np.testing.assert_array_equal(
+        features.transform(texts).toarray(), loaded.transform(texts).toarray()
+    )
+
+
+def test_placement_round_trip_gives_identical_outputs():
+    features, model, texts, _ = _fitted()
+    loaded = FolderPlacement.from_arrays(_round_trip(model.to_arrays()))
+    X = features.transform(texts)
+    # On the fitted rows the triples apply; on a subset they do not.
+    np.testing.assert_array_equal(model.predict_proba(X), loaded.predict_proba(X))
+    np.testing.assert_array_equal(model.predict_proba(X[:5]), loaded.predict_proba(X[:5]))
+    np.testing.assert_array_equal(model.known_proba(X), loaded.known_proba(X))
+    np.testing.assert_array_equal(model.is_novel(X), loaded.is_novel(X))
+    np.testing.assert_array_equal(
+        model.calibrated_confidence([0.2, 0.5, 0.9]), loaded.calibrated_confidence([0.2, 0.5, 0.9])
+    )
+    assert loaded.folders_ == model.folders_
+    assert loaded.get_params() == model.get_params()
+    assert loaded.place(X).folder == model.place(X).folder
+
+
+def test_single_folder_model_round_trips():
+    texts, _ = _corpus()
+    X, _ = TextFeatures(min_term_count=1).fit_transform(texts), None
+    model = FolderPlacement().fit(X, [("only",)] * 3 + [None] * (X.shape[0] - 3))
+    loaded = FolderPlacement.from_arrays(_round_trip(model.to_arrays()))
+    np.testing.assert_array_equal(model.predict_proba(X), loaded.predict_proba(X))
+
+
+def test_loading_refuses_a_pickled_object_array():
+    _features, model, _, _ = _fitted()
+    arrays = model.to_arrays()
+    with pytest.raises(ValueError, match="Python objects"):
+        to_npz({**arrays, "evil": np.array([object()], dtype=object)})
+    # Written by someone else, bypassing to_npz: np.load must refuse to unpickle it.
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays, evil=np.array([{"a": 1}], dtype=object))
+    with pytest.raises(ValueError, match="allow_pickle"):
+        from_npz(buffer.getvalue())
+
+
+def test_damaged_archives_are_value_errors():
+    _, model, _, _ = _fitted()
+    arrays = model.to_arrays()
+    with pytest.raises(ValueError, match="npz"):
+        from_npz(b"not a zip file")
+    with pytest.raises(ValueError, match="lack"):
+        FolderPlacement.from_arrays({k: v for k, v in arrays.items() if k != "coef_"})
+    with pytest.raises(ValueError, match="coef_"):
+        FolderPlacement.from_arrays({**arrays, "coef_": arrays["coef_"][:, :-1]})
+    with pytest.raises(ValueError, match="format"):
+        FolderPlacement.from_arrays({**arrays, "format_version": np.asarray(99)})
+    with pytest.raises(ValueError, match="offsets"):
+        FolderPlacement.from_arrays({**arrays, "folders_offsets": arrays["folders_offsets"][:-1]})
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as z:
+        z.writestr("coef_.npy", b"garbage")
+    with pytest.raises(ValueError):
+        from_npz(buffer.getvalue())
+
+
+def test_strings_and_paths_pack_any_character():
+    strings = ["", "a\x00", "\x00", "ünïcödé", "x/y", "\ud800"]
+    assert unpack_strings(*pack_strings(strings)) == strings
+    paths = [(), ("a",), ("a", "b\x00"), ("", "x")]
+    assert unpack_paths(*pack_paths(paths)) == paths
+
+
+def test_suggestions_place_new_documents_and_explain_them():
+    features, model, _, _ = _fitted()
+    loaded_f = TextFeatures.from_arrays(_round_trip(features.to_arrays()))
+    loaded_m = FolderPlacement.from_arrays(_round_trip(model.to_arrays()))
+    texts = [
+        "tax refund income deduction steuer",
+        "Kontoauszug und Überweisung vom Konto",
+        "landlord rent apartment repair",
+    ]
+    got = suggest(loaded_f, loaded_m, texts)
+    assert [s.folder for s in got] == [("finance", "tax"), ("finance", "bank"), ("home",)]
+    # The same as the model that was never stored.
+    assert got == suggest(features, model, texts)
+    for s in got:
+        assert 0 <= s.confidence <= 1 and s.terms
+        assert s.runner_up is not None and s.runner_up != s.folder
+        assert s.margin is not None and s.pair_mass is not None and s.margin <= s.pair_mass
+        # The confident folder is the best folder or one of its ancestors.
+        assert s.folder[: len(s.confident_folder)] == s.confident_folder
+    assert "tax" in got[0].terms or "refund" in got[0].terms
+    assert suggest(features, model, []) == []
+
+
+def test_term_contributions_add_up_to_the_decision_value():
+    features, model, texts, _ = _fitted()
+    X = features.transform([*texts, ""])
+    D = model.decision_function(X)
+    best = D.argmax(axis=1)
+    contrib = term_contributions(model, X, best)
+    total = np.asarray(contrib.sum(axis=1)).ravel()
+    np.testing.assert_allclose(total, D[np.arange(X.shape[0]), best] - model.intercept_[best])
+    assert contrib.shape == X.shape and contrib.getrow(X.shape[0] - 1).nnz == 0
+
+
+def test_suggest_rows_checks_its_term_names():
+    features, model, texts, _ = _fitted()
+    X = features.transform(texts[:2])
+    with pytest.raises(ValueError, match="term_names"):
+        suggest_rows(model, X, ["a"])
+    assert suggest_rows(model, sp.csr_matrix((0, X.shape[1])), list(features.vocabulary_)) == []
+
+
+def test_a_correction_updates_the_model_without_a_refit():
+    features, model, texts, _truth = _fitted()
+    doc = "rent landlord steuer finanzamt apartment"
+    before = suggest(features, model, [doc])[0].folder
+    target = next(f for f in model.folders_ if f != before)
+    X = features.transform([doc])
+    updated = update_placement(model, X, [target])
+    assert suggest(features, updated, [doc])[0].folder == target
+    # The model itself is unchanged, and documents unlike the corrected one stay put.
+    assert suggest(features, model, [doc])[0].folder == before
+    rows = features.transform(texts)
+    same = (model.predict_proba(rows).argmax(1) == updated.predict_proba(rows).argmax(1)).mean()
+    assert same >= 0.8  # 36 documents of 3 folders: a mixed document moves a few with it
+    # Already right with a margin: nothing to learn; unknown folders are skipped.
+    again = update_placement(updated, X, [target])
+    np.testing.assert_array_equal(again.coef_, updated.coef_)
+    skipped = update_placement(model, X, [("no", "such")])
+    np.testing.assert_array_equal(skipped.coef_, model.coef_)
+    with pytest.raises(ValueError, match="folders"):
+        update_placement(model, X, [])
+
+
+def test_an_answer_restricts_the_folders_of_its_document():
+    features, model, _, _ = _fitted()
+    doc = "bank account tax steuer rent"
+    free = suggest(features, model, [doc])[0]
+    # Closer to the home documents than to the finance ones: only home remains.
+    (home,) = [f for f in model.folders_ if f == ("home",)]
+    got = suggest(features, model, [doc], closer=[[(home, free.folder)]])[0]
+    if free.folder != home:
+        assert got.folder == home
+    # Within finance, closer to bank than to tax.
+    got = suggest(features, model, [doc], closer=[[(("finance", "bank"), ("finance", "tax"))]])[0]
+    assert got.folder == ("finance", "bank")
+    P = np.array([[0.5, 0.3, 0.2]])
+    assert restrict_closer(P, model.folders_, [[(home, home)]]).tolist() == P.tolist()
+    with pytest.raises(ValueError, match="closer"):
+        restrict_closer(P, model.folders_, [])
