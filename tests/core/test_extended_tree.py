@@ -229,8 +229,7 @@ def _with_subtopic(seed, n_sub=10):
 def test_subtopic_of_a_folder_becomes_a_subfolder_of_it(seed):
     X, names, truth, labels = _with_subtopic(seed)
     Z = linkage(pdist(X.toarray(), "cosine"), "average")
-    # Measured with the latent representation (eta^2 weights + LSA, docs/placement.md).
-    model = FolderPlacement(representation="latent").fit(X, labels)
+    model = FolderPlacement().fit(X, labels)
     hidden = [i for i, t in enumerate(truth) if t == ("cooking", "baking")]
     placed = model.place(X)
     # The model files (some of) them confidently in cooking: no folder is unclaimed.

@@ -84,8 +84,7 @@ def test_documents_filed_in_an_inner_folder_are_a_folder_of_their_own():
 
 def test_supervised_term_weights_favour_folder_terms():
     X, names, truth = topic_corpus(seed=5)
-    # The latent representation is the one that weighs terms (eta^2).
-    model = FolderPlacement(representation="latent").fit(X, _labels(truth))
+    model = FolderPlacement().fit(X, _labels(truth))
     w = model.term_weights_
     assert w.shape == (X.shape[1],)
     assert np.all(w >= 0)
@@ -96,11 +95,9 @@ def test_supervised_term_weights_favour_folder_terms():
     # Given (biHAC) weights multiply in on request only: a term weighted 0 stays 0.
     given = np.ones(X.shape[1])
     given[own[0]] = 0.0
-    model2 = FolderPlacement(representation="latent", use_given_weights=True).fit(
-        X, _labels(truth), weights=given
-    )
+    model2 = FolderPlacement(use_given_weights=True).fit(X, _labels(truth), weights=given)
     assert model2.term_weights_[own[0]] == 0.0
-    model3 = FolderPlacement(representation="latent").fit(X, _labels(truth), weights=given)
+    model3 = FolderPlacement().fit(X, _labels(truth), weights=given)
     np.testing.assert_allclose(model3.term_weights_, w)
 
 
@@ -177,10 +174,7 @@ def test_python_docs_quality_floor(corpus):
     lab = np.array([f is not None for f in labels])
     new = ~lab
 
-    model = FolderPlacement().fit(X, labels)
-    # Shared vocabulary, few labels: the latent representation wins the sign test clearly.
-    assert model.representation_ == "latent"
-    pred = model.predict(X)
+    pred = FolderPlacement().fit(X, labels).predict(X)
     ours = np.mean([pred[i] == truth[i] for i in np.flatnonzero(new)])
     C = normalize(
         np.vstack([np.asarray(X[lab & (y == j)].mean(axis=0)) for j in range(len(folders))])
@@ -278,15 +272,3 @@ def test_sample_weight_moves_the_boundary_for_other_documents():
     with pytest.raises(ValueError, match="sample_weight"):
         FolderPlacement().fit(X, labels, sample_weight=np.zeros(len(labels)))
     assert plain.folders_ == heavy.folders_
-
-
-def test_a_near_tie_of_representations_stays_plain_when_labels_are_added():
-    """Topics that both representations place perfectly: no evidence for "latent", so
-    "plain", and a few more labels do not flip it (a flip moves many placements)."""
-    X, _, truth = topic_corpus(seed=12)
-    labels = _labels(truth)
-    assert FolderPlacement().fit(X, labels).representation_ == "plain"
-    more = list(labels)
-    for i in [i for i, f in enumerate(labels) if f is None][:5]:
-        more[i] = truth[i]
-    assert FolderPlacement().fit(X, more).representation_ == "plain"
