@@ -88,6 +88,10 @@ class FolderPlacement(BaseEstimator):
         documents right in ``selection_folds``-fold cross-validation.
     selection_folds : int, default=3
         Folds of that comparison.
+    previous_representation : {"latent", "plain"} or None, default=None
+        The representation of the model this one replaces (the previous recluster's). With
+        "auto" it is kept unless the other places clearly more held-out documents right (a
+        sign test), so that a few new labels do not flip it.
 
     Attributes
     ----------
@@ -126,6 +130,7 @@ class FolderPlacement(BaseEstimator):
         random_state: int = 0,
         representation: str = "auto",
         selection_folds: int = 3,
+        previous_representation: str | None = None,
     ) -> None:
         self.C = C
         self.n_components = n_components
@@ -136,6 +141,7 @@ class FolderPlacement(BaseEstimator):
         self.random_state = random_state
         self.representation = representation
         self.selection_folds = selection_folds
+        self.previous_representation = previous_representation
 
     # ------------------------------------------------------------------ fitting
 
@@ -214,6 +220,11 @@ class FolderPlacement(BaseEstimator):
             raise ValueError(f"rho must lie in (0, 1), got {self.rho!r}")
         if not isinstance(self.cv, int | np.integer) or self.cv < 2:
             raise ValueError(f"cv must be an int >= 2, got {self.cv!r}")
+        if self.previous_representation not in (None, "latent", "plain"):
+            raise ValueError(
+                "previous_representation must be None, 'latent' or 'plain', "
+                f"got {self.previous_representation!r}"
+            )
         if self.representation not in ("auto", "latent", "plain"):
             raise ValueError(
                 f"representation must be 'auto', 'latent' or 'plain', got {self.representation!r}"
@@ -268,7 +279,7 @@ class FolderPlacement(BaseEstimator):
         rows = np.flatnonzero(labeled)
         right = {}
         for representation in ("latent", "plain"):
-            hits = 0
+            hits = np.zeros(y.size, dtype=bool)
             for f in range(self.selection_folds):
                 train, test = fold != f, fold == f
                 if np.unique(y[train]).size < 2 or not test.any():
@@ -280,9 +291,20 @@ class FolderPlacement(BaseEstimator):
                 F = self._features(Xw)
                 coef, intercept = self._fit_svm(F[rows[train]], y[train])
                 D = np.asarray(F[rows[test]] @ coef.T + intercept)
-                hits += int((D.argmax(axis=1) == y[test]).sum())
+                hits[test] = D.argmax(axis=1) == y[test]
             right[representation] = hits
-        return "latent" if right["latent"] >= right["plain"] else "plain"
+        previous = self.previous_representation
+        if previous is None:
+            return "latent" if right["latent"].sum() >= right["plain"].sum() else "plain"
+        # A near tie flips on a few new labels, and a flip moves many placements: ten moved
+        # documents turned latent into plain and raised the other documents' misplacement
+        # by 18% (service benchmark, python-docs setting 3 seed 0, docs/placement.md). The
+        # previous choice stays unless the other wins a sign test on the documents the two
+        # place differently: wins minus losses above one standard deviation.
+        other = "plain" if previous == "latent" else "latent"
+        wins = int((right[other] & ~right[previous]).sum())
+        losses = int((right[previous] & ~right[other]).sum())
+        return other if wins - losses > np.sqrt(wins + losses) else previous
 
     def _fit_components(self, Xw: sp.csr_matrix, representation: str) -> NDArray[np.float64]:
         n_docs, n_terms = Xw.shape

@@ -23,7 +23,7 @@ from foldwise import core
 from foldwise.service.critiques.models import Critique, CritiqueTriple, RejectedGroup
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster.models import TreeProposal
+from foldwise.service.recluster.models import TreeProposal, TreeVersion
 from foldwise.service.recluster.settings import ReclusterSettings
 
 Progress = Callable[[str, dict[str, int]], None]
@@ -105,6 +105,9 @@ class ReclusterInput:
     not_in: list[tuple[int, set[int]]] = field(default_factory=list)
     #: The fitted features of ``X_place``: they turn a later document into a row of it.
     place_features: core.TextFeatures | None = None
+    #: The previous version's placement representation, kept unless the other is clearly
+    #: better (``FolderPlacement.previous_representation``).
+    previous_representation: str | None = None
 
 
 def _folder_paths(folders: dict[int, tuple[int | None, str]]) -> dict[int, tuple[str, ...]]:
@@ -293,6 +296,7 @@ def load_inputs(
         answered=answered,
         not_in=not_in,
         place_features=place_features,
+        previous_representation=_previous_representation(session, user_id),
         stats={
             "exemplars": len(labeled_rows),
             "unfiled": len(unlabeled_rows),
@@ -302,6 +306,18 @@ def load_inputs(
             "explicit_triples": len(explicit),
         },
     )
+
+
+def _previous_representation(session: Session, user_id: int) -> str | None:
+    """The placement representation of the user's newest tree version (None: none yet)."""
+    stats = session.scalar(
+        select(TreeVersion.stats)
+        .where(TreeVersion.user_id == user_id)
+        .order_by(TreeVersion.number.desc())
+        .limit(1)
+    )
+    value = (stats or {}).get("placement_representation")
+    return value if value in ("latent", "plain") else None
 
 
 @dataclass
@@ -379,7 +395,7 @@ def _placement_model(inputs: ReclusterInput, options: ReclusterSettings) -> core
     triples = np.asarray(inputs.triples, dtype=np.intp).reshape(-1, 3)
     # No biHAC weights: they live in the clustering's term space, and they lowered
     # placement (docs/placement.md); the model learns its own term weights.
-    return core.FolderPlacement().fit(
+    return core.FolderPlacement(previous_representation=inputs.previous_representation).fit(
         _placement_features(inputs)[fit_rows],
         labels_fit,
         triples=triples if len(triples) else None,
@@ -512,6 +528,7 @@ def compute(
     stats = dict(inputs.stats)
     stats["n_documents"] = len(inputs.doc_ids)
     stats["explicit_triples_closed"] = len(inputs.triples)
+    stats["placement_representation"] = model.representation_
     if estimator.ignores_triples:
         stats["triples_ignored"] = True
     for name in ("n_runs_", "cluster_errors_"):
