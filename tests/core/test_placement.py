@@ -272,3 +272,33 @@ def test_sample_weight_moves_the_boundary_for_other_documents():
     with pytest.raises(ValueError, match="sample_weight"):
         FolderPlacement().fit(X, labels, sample_weight=np.zeros(len(labels)))
     assert plain.folders_ == heavy.folders_
+
+
+def test_the_previous_representation_stays_on_a_near_tie():
+    """Topics both representations place perfectly: no evidence either way, so a model that
+    replaces one keeps its representation (a flip would move many placements)."""
+    X, _, truth = topic_corpus(seed=12)
+    labels = _labels(truth)
+    for previous in ("latent", "plain"):
+        model = FolderPlacement(previous_representation=previous).fit(X, labels)
+        assert model.representation_ == previous
+    # With nothing to keep, the one with more held-out documents right (ties: latent).
+    assert FolderPlacement().fit(X, labels).representation_ == "latent"
+    with pytest.raises(ValueError, match="previous_representation"):
+        FolderPlacement(previous_representation="dense").fit(X, labels)
+
+
+def test_a_clearly_better_representation_replaces_the_previous_one(corpus):
+    """python-docs with 5 labeled per folder: latent wins clearly (docs/placement.md), so a
+    previous "plain" gives way to it."""
+    files = sorted(PYTHON_DOCS.rglob("*.txt"))
+    truth = [tuple(f.relative_to(PYTHON_DOCS).parent.parts) for f in files]
+    X, _ = text_features([f.read_text(errors="replace") for f in files])
+    rng = np.random.default_rng(0)
+    labels: list[tuple[str, ...] | None] = [None] * len(files)
+    for f in sorted(set(truth)):
+        idx = [i for i, t in enumerate(truth) if t == f]
+        for i in rng.choice(idx, min(5, max(len(idx) - 1, 1)), replace=False):
+            labels[int(i)] = f
+    model = FolderPlacement(previous_representation="plain").fit(X, labels)
+    assert model.representation_ == "latent"
