@@ -20,6 +20,7 @@ import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, FilePayload, Page, sync_playwright
@@ -163,9 +164,10 @@ def user(server: Server) -> str:
     return name
 
 
-@pytest.fixture
-def page(browser: Browser, server: Server) -> Iterator[Page]:
-    context = browser.new_context(base_url=server.url, viewport={"width": 1360, "height": 860})
+def open_page(browser: Browser, server: Server, **context_options: Any) -> Iterator[Page]:
+    """A page of a fresh browser context on ``server``; fails the test on a JavaScript error.
+    A generator for fixtures to ``yield from``."""
+    context = browser.new_context(base_url=server.url, **context_options)
     context.set_default_timeout(15_000)
     pg = context.new_page()
     errors: list[str] = []
@@ -175,6 +177,11 @@ def page(browser: Browser, server: Server) -> Iterator[Page]:
     finally:
         context.close()
     assert not errors, f"JavaScript errors in the page: {errors}"
+
+
+@pytest.fixture
+def page(browser: Browser, server: Server) -> Iterator[Page]:
+    yield from open_page(browser, server, viewport={"width": 1360, "height": 860})
 
 
 def payload(name: str, data: bytes, mime: str = "text/plain") -> FilePayload:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from .conftest import Server, login, payload, topic_text
+from .conftest import Server, login, open_page, payload, topic_text
 from .test_critiques import folder, wait_for_tree_version
 from .test_pages import import_corpus
 from .test_screenshots import _shot
@@ -20,18 +20,9 @@ PHONE = {"width": 390, "height": 844}
 
 @pytest.fixture
 def phone(browser: Browser, server: Server) -> Iterator[Page]:
-    context = browser.new_context(
-        base_url=server.url, viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True
+    yield from open_page(
+        browser, server, viewport=PHONE, device_scale_factor=2, is_mobile=True, has_touch=True
     )
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
-        yield page
-    finally:
-        context.close()
-    assert not errors, f"JavaScript errors in the page: {errors}"
 
 
 def no_sideways_scroll(page: Page) -> None:

@@ -142,3 +142,11 @@ def get_db(request: Request) -> Iterator[Session]:
 
 
 SessionDep = Annotated[Session, Depends(get_db)]
+
+
+def listen_on_every_session(handlers: dict[str, Any]) -> None:
+    """Install ``{event name: handler}`` on every ORM session (idempotent): the domain hooks
+    that act after a commit (recluster scheduling, OCR queueing)."""
+    for name, fn in handlers.items():
+        if not event.contains(Session, name, fn):
+            event.listen(Session, name, fn)

@@ -9,10 +9,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sqlalchemy import event
 from sqlalchemy.orm import Session
 
-from foldwise.service.db import settings_of
+from foldwise.service.db import listen_on_every_session, settings_of
 from foldwise.service.documents.models import OCR_PENDING, Document
 from foldwise.service.ocr import tasks
 
@@ -51,13 +50,13 @@ def _after_rollback(session: Session) -> None:
 
 def install() -> None:
     """Listen on every session (idempotent)."""
-    for name, fn in (
-        ("after_flush", _after_flush),
-        ("after_commit", _after_commit),
-        ("after_rollback", _after_rollback),
-    ):
-        if not event.contains(Session, name, fn):
-            event.listen(Session, name, fn)
+    listen_on_every_session(
+        {
+            "after_flush": _after_flush,
+            "after_commit": _after_commit,
+            "after_rollback": _after_rollback,
+        }
+    )
 
 
 install()

@@ -23,8 +23,9 @@ from foldwise import core
 from foldwise.service.critiques.models import Critique, CritiqueTriple, RejectedGroup
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster.models import TreeProposal, TreeVersion
+from foldwise.service.recluster.models import TreeProposal
 from foldwise.service.recluster.settings import ReclusterSettings
+from foldwise.service.recluster.tree import latest_version
 
 Progress = Callable[[str, dict[str, int]], None]
 
@@ -310,13 +311,8 @@ def load_inputs(
 
 def _previous_representation(session: Session, user_id: int) -> str | None:
     """The placement representation of the user's newest tree version (None: none yet)."""
-    stats = session.scalar(
-        select(TreeVersion.stats)
-        .where(TreeVersion.user_id == user_id)
-        .order_by(TreeVersion.number.desc())
-        .limit(1)
-    )
-    value = (stats or {}).get("placement_representation")
+    version = latest_version(session=session, user_id=user_id)
+    value = (version.stats or {}).get("placement_representation") if version else None
     return value if value in ("latent", "plain") else None
 
 
