@@ -15,6 +15,7 @@ from foldwise.service import db, openapi
 from foldwise.service.config import Settings, settings
 from foldwise.service.critiques.filing_routes import router as filing_router
 from foldwise.service.critiques.routes import router as critiques_router
+from foldwise.service.documents.folder_routes import router as folder_documents_router
 from foldwise.service.documents.routes import router as documents_router
 from foldwise.service.errors import ServiceError
 from foldwise.service.exports.routes import router as exports_router
@@ -89,6 +90,7 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
         auth_router,
         users_router,
         documents_router,
+        folder_documents_router,  # before folders_router: /tree before /{folder_id}
         folders_router,
         imports_router,
         exports_router,

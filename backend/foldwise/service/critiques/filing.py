@@ -27,6 +27,7 @@ from sqlalchemy.orm import Session
 
 from foldwise.service.critiques import consistency
 from foldwise.service.critiques.models import Critique, CritiqueTriple
+from foldwise.service.documents import service as documents
 from foldwise.service.documents.models import Document
 from foldwise.service.folders import service as folders
 from foldwise.service.folders.models import Folder
@@ -180,7 +181,13 @@ def delete_folder(
         )
         result.extend(
             folders.delete_folder(
-                session=session, user=user, folder_id=folder_id, recursive=recursive
+                session=session,
+                user=user,
+                folder_id=folder_id,
+                recursive=recursive,
+                unfile=lambda ids: documents.unfile_folders(
+                    session=session, user=user, folder_ids=ids
+                ),
             )
         )
         critique.folder_id, critique.name = folder_id, by_id[folder_id]["name"]
