@@ -12,10 +12,11 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
+from foldwise.service.critiques.models import TreeState
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.queue import EmbeddedWorker
-from foldwise.service.recluster.models import ReclusterJob, TreeState
+from foldwise.service.recluster.models import ReclusterJob
 from foldwise.service.recluster.runtime import Runtime, runtime_for
 
 from .helpers import Api

@@ -16,7 +16,7 @@ from foldwise.service.critiques import service as critiques
 from foldwise.service.critiques.schemas import CloserCritique
 from foldwise.service.db import utcnow
 from foldwise.service.queue import EmbeddedWorker
-from foldwise.service.recluster import reaper
+from foldwise.service.recluster import reaper, tree
 from foldwise.service.recluster.models import ReclusterJob, TreeVersion
 from foldwise.service.recluster.runtime import Runtime, runtime_for
 from foldwise.service.users.models import User
@@ -173,7 +173,10 @@ def _critique_midway(rt: Runtime, user_id: int, doc_ids: list[int]) -> None:
             assert user is not None
             a, b, c = doc_ids[:3]
             critiques.create_critique(
-                session=session, user=user, body=CloserCritique(kind="closer", a=a, b=b, c=c)
+                session=session,
+                user=user,
+                body=CloserCritique(kind="closer", a=a, b=b, c=c),
+                find_proposal=tree.open_proposal,
             )
             session.commit()
 

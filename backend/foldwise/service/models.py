@@ -1,6 +1,6 @@
 """Every service model, imported in one place for Alembic and ``create_all``."""
 
-from foldwise.service.critiques.models import Critique, CritiqueTriple, RejectedGroup
+from foldwise.service.critiques.models import Critique, CritiqueTriple, RejectedGroup, TreeState
 from foldwise.service.db import Base
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
@@ -10,7 +10,6 @@ from foldwise.service.recluster.models import (
     ReclusterJob,
     TreePlacement,
     TreeProposal,
-    TreeState,
     TreeVersion,
 )
 from foldwise.service.users.models import ApiToken, BrowserSession, User

@@ -18,6 +18,7 @@ from typing import Any
 from sqlalchemy import inspect
 from sqlalchemy.orm import Session
 
+from foldwise.service.critiques import filing
 from foldwise.service.critiques.models import Critique
 from foldwise.service.db import listen_on_every_session, settings_of
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
@@ -27,8 +28,6 @@ log = logging.getLogger(__name__)
 _KEY = "foldwise.recluster.users"
 #: user id -> {document id: text} of unfiled documents with text, for instant suggestions.
 _NEW = "foldwise.recluster.new_documents"
-#: Users whose critiques (moves, answers, undos) committed: their documents are re-placed.
-_CRITIQUED = "foldwise.recluster.critiqued"
 
 
 def _after_flush(session: Session, _context: Any) -> None:
@@ -70,14 +69,10 @@ def _text_arrived(obj: object) -> bool:
     return bool(history.added) and obj.text_status not in WITHOUT_TEXT
 
 
-def request_recluster(session: Session, user_id: int) -> None:
-    """Schedule ``user_id``'s debounced recluster once ``session`` commits (changes of where
-    documents and folders are: critiques/filing.py)."""
-    session.info.setdefault(_KEY, set()).add(user_id)
-    session.info.setdefault(_CRITIQUED, set()).add(user_id)
-
-
 def _after_commit(session: Session) -> None:
+    # Users whose critiques (moves, answers, undos, other filing changes) committed: their
+    # documents are re-placed and their recluster scheduled (critiques/filing.py marks them).
+    critiqued = filing.take_changed_users(session)
     new = session.info.pop(_NEW, None)
     if new:
         # In the ingest request, before it answers: the document has its suggestion when
@@ -88,7 +83,6 @@ def _after_commit(session: Session) -> None:
             instant.suggest_pending(session.get_bind(), settings_of(session), new)  # type: ignore[arg-type]
         except Exception:
             log.exception("instant suggestions for users %s failed", sorted(new))
-    critiqued = session.info.pop(_CRITIQUED, None)
     if critiqued:
         # In the critique's request too: the person sees its effect when the UI reloads
         # the tree after the answer, seconds before the debounced recluster.
@@ -98,7 +92,7 @@ def _after_commit(session: Session) -> None:
             instant.replace_pending(session.get_bind(), settings_of(session), critiqued)  # type: ignore[arg-type]
         except Exception:
             log.exception("re-placement after critiques of users %s failed", sorted(critiqued))
-    users = session.info.pop(_KEY, None)
+    users = session.info.pop(_KEY, set()) | critiqued
     if not users:
         return
     from foldwise.service.recluster.runtime import runtime_for
@@ -114,7 +108,7 @@ def _after_commit(session: Session) -> None:
 def _after_rollback(session: Session) -> None:
     session.info.pop(_KEY, None)
     session.info.pop(_NEW, None)
-    session.info.pop(_CRITIQUED, None)
+    filing.take_changed_users(session)
 
 
 def install() -> None:

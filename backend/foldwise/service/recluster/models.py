@@ -1,5 +1,6 @@
-"""Recluster jobs, the per-user tree state, tree versions with their proposals and placements,
-their placement models and the instant suggestions made with them."""
+"""Recluster jobs, tree versions with their proposals and placements, their placement models
+and the instant suggestions made with them. The per-user tree state (version and critique
+counter) is ``critiques.models.TreeState``."""
 
 from __future__ import annotations
 
@@ -22,25 +23,6 @@ from sqlalchemy.orm import Mapped, mapped_column
 from foldwise.service.db import Base, utcnow
 
 FINAL_STATES = frozenset({"done", "failed", "stale"})
-
-
-class TreeState(Base):
-    """One row per user: the newest tree version and a counter of critiques.
-
-    A job commits its tree only if both still hold the values it started from (a
-    compare-and-set ``UPDATE``), so a result computed before a critique never replaces a tree
-    that should reflect it; the same ``UPDATE`` serialises concurrent commits on every DB.
-    """
-
-    __tablename__ = "tree_states"
-
-    user_id: Mapped[int] = mapped_column(
-        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
-    )
-    version: Mapped[int] = mapped_column(Integer, default=0)
-    #: Bumped by every critique and every undo.
-    critique_seq: Mapped[int] = mapped_column(Integer, default=0)
-    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
 
 
 class ReclusterJob(Base):

@@ -1,4 +1,5 @@
-"""Recluster endpoints: start a job, read jobs (and follow one as SSE), the extended tree."""
+"""Recluster endpoints: start a job, read jobs (and follow one as SSE), the extended tree and
+its versions, and the "which is closer?" question asked from the newest version."""
 
 from __future__ import annotations
 
@@ -6,15 +7,16 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query, Request
+from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel
 from sqlalchemy import select
 
+from foldwise.service.critiques.schemas import CloserQuestion
 from foldwise.service.db import SessionDep
 from foldwise.service.inputs import Offset, RowId
-from foldwise.service.recluster import reaper, service, tree
+from foldwise.service.recluster import questions, reaper, service, tree
 from foldwise.service.recluster.models import TreeVersion
 from foldwise.service.recluster.runtime import RuntimeDep
 from foldwise.service.recluster.schemas import ExtendedTree, JobPage, JobRead, ReclusterRequest
@@ -160,3 +162,25 @@ def tree_versions(user: CurrentUser, session: SessionDep) -> list[TreeVersionRea
         )
         for v in rows
     ]
+
+
+#: The question leads to a critique: listed with the critiques in the API description.
+questions_router = APIRouter(prefix="/api", tags=["critiques"])
+
+
+@questions_router.get(
+    "/questions/closer",
+    response_model=CloserQuestion,
+    responses={204: {"description": "nothing to ask"}},
+)
+def closer_question(
+    user: CurrentUser,
+    session: SessionDep,
+    exclude: Annotated[
+        list[Annotated[RowId, Query()]],
+        Query(max_length=1000, description="document ids the person skipped: not asked again"),
+    ] = [],  # noqa: B006 (FastAPI copies query defaults)
+) -> CloserQuestion | Response:
+    """Is document a closer to b or to c? Asked where an answer changes the most."""
+    question = questions.closer_question(session=session, user=user, exclude=set(exclude))
+    return question if question is not None else Response(status_code=204)

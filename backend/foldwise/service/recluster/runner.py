@@ -21,6 +21,8 @@ from scipy.optimize import linear_sum_assignment
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from foldwise.service.critiques.models import TreeState
+from foldwise.service.critiques.tree_state import tree_state
 from foldwise.service.db import utcnow
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
@@ -29,11 +31,9 @@ from foldwise.service.recluster.models import (
     ReclusterJob,
     TreePlacement,
     TreeProposal,
-    TreeState,
     TreeVersion,
 )
 from foldwise.service.recluster.runtime import Runtime
-from foldwise.service.recluster.service import tree_state
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,10 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from foldwise.service.critiques.models import Critique
+from foldwise.service.critiques.service import OpenProposal
+from foldwise.service.critiques.tree_state import tree_state
 from foldwise.service.documents.models import Document
+from foldwise.service.errors import ConflictError, NotFoundError
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster.models import (
     DocumentSuggestion,
@@ -22,7 +25,6 @@ from foldwise.service.recluster.models import (
     TreeVersion,
 )
 from foldwise.service.recluster.schemas import ExtendedFolder, ExtendedTree, Placement
-from foldwise.service.recluster.service import tree_state
 from foldwise.service.users.models import User
 
 
@@ -59,6 +61,44 @@ def not_in_pairs(*, session: Session, user_id: int) -> set[tuple[str, int]]:
         )
     )
     return {(str(p), int(d)) for p, d in rows if p is not None and d is not None}
+
+
+def open_proposal(*, session: Session, user_id: int, key: str) -> OpenProposal:
+    """The proposal ``key`` of the newest version, still open, with its current members
+    (``critiques.service.FindProposal``: what accept, rename, reject and not_in act on)."""
+    proposal = session.scalar(  # the newest row: a key carries over between versions
+        select(TreeProposal)
+        .where(TreeProposal.user_id == user_id, TreeProposal.key == key)
+        .order_by(TreeProposal.version_id.desc())
+        .limit(1)
+    )
+    if proposal is None:
+        raise NotFoundError(f"proposal {key} not found")
+    latest = latest_version(session=session, user_id=user_id)
+    if latest is None or proposal.version_id != latest.id:
+        raise ConflictError(
+            f"proposal {key} is from an older tree; the current tree is version "
+            f"{latest.number if latest else 0}: reload it"
+        )
+    if key in closed_proposals(session=session, user_id=user_id):
+        raise ConflictError(f"proposal {key} was already accepted or rejected")
+    excluded = not_in_pairs(session=session, user_id=user_id)
+    unfiled = set(
+        session.scalars(
+            select(Document.id).where(
+                Document.user_id == user_id,
+                Document.id.in_(proposal.document_ids),
+                Document.folder_id.is_(None),
+            )
+        )
+    )
+    return OpenProposal(
+        key=proposal.key,
+        parent_folder_id=proposal.parent_folder_id,
+        name=proposal.name,
+        document_ids=list(proposal.document_ids),
+        members=[d for d in proposal.document_ids if d in unfiled and (key, d) not in excluded],
+    )
 
 
 def extended_tree(*, session: Session, user: User) -> ExtendedTree:
