@@ -74,7 +74,7 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
     from foldwise.service.imports.archive import Entry, Listing
     from foldwise.service.imports.service import import_listing
     from foldwise.service.queue import EmbeddedWorker
-    from foldwise.service.recluster.runtime import forget, runtime_for
+    from foldwise.service.recluster.jobs.runtime import forget, runtime_for
     from foldwise.service.recluster.settings import ReclusterSettings
     from foldwise.service.users import service as users
 

@@ -56,9 +56,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from foldwise.service.imports.service import import_listing
     from foldwise.service.queue import EmbeddedWorker
     from foldwise.service.recluster import core_adapter, instant
-    from foldwise.service.recluster.models import DocumentSuggestion, PlacementModel
-    from foldwise.service.recluster.runtime import forget, runtime_for
+    from foldwise.service.recluster.jobs.runtime import forget, runtime_for
     from foldwise.service.recluster.settings import ReclusterSettings
+    from foldwise.service.recluster.tree.models import DocumentSuggestion, PlacementModel
     from foldwise.service.users import service as users
 
     data = Path(tempfile.mkdtemp(prefix="suggest-bench-"))

@@ -22,7 +22,7 @@ from foldwise.service.documents.models import Document
 from foldwise.service.imports.archive import Entry, Listing
 from foldwise.service.imports.service import import_listing
 from foldwise.service.queue import EmbeddedWorker
-from foldwise.service.recluster.runtime import Runtime, forget, runtime_for
+from foldwise.service.recluster.jobs.runtime import Runtime, forget, runtime_for
 from foldwise.service.recluster.settings import ReclusterSettings
 from foldwise.service.users import service as users
 

@@ -16,8 +16,8 @@ from foldwise.service.critiques.models import TreeState
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.queue import EmbeddedWorker
-from foldwise.service.recluster.models import ReclusterJob
-from foldwise.service.recluster.runtime import Runtime, runtime_for
+from foldwise.service.recluster.jobs.models import ReclusterJob
+from foldwise.service.recluster.jobs.runtime import Runtime, runtime_for
 
 from .helpers import Api
 from .recluster_support import fast_options, rt, seed_small, worker  # noqa: F401 (fixtures)

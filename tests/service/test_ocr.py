@@ -22,8 +22,8 @@ from conftest import unavailable
 from foldwise.service.app import create_app
 from foldwise.service.config import Settings
 from foldwise.service.queue import EmbeddedWorker
-from foldwise.service.recluster.models import ReclusterJob
-from foldwise.service.recluster.runtime import Runtime, forget, runtime_for
+from foldwise.service.recluster.jobs.models import ReclusterJob
+from foldwise.service.recluster.jobs.runtime import Runtime, forget, runtime_for
 
 from .conftest import make_settings
 from .helpers import Api

@@ -16,9 +16,11 @@ from foldwise.service.critiques import service as critiques
 from foldwise.service.critiques.schemas import CloserCritique
 from foldwise.service.db import utcnow
 from foldwise.service.queue import EmbeddedWorker
-from foldwise.service.recluster import reaper, tree
-from foldwise.service.recluster.models import ReclusterJob, TreeVersion
-from foldwise.service.recluster.runtime import Runtime, runtime_for
+from foldwise.service.recluster.jobs import reaper
+from foldwise.service.recluster.jobs.models import ReclusterJob
+from foldwise.service.recluster.jobs.runtime import Runtime, runtime_for
+from foldwise.service.recluster.tree import proposals
+from foldwise.service.recluster.tree.models import TreeVersion
 from foldwise.service.users.models import User
 
 from .helpers import Api
@@ -176,7 +178,7 @@ def _critique_midway(rt: Runtime, user_id: int, doc_ids: list[int]) -> None:
                 session=session,
                 user=user,
                 body=CloserCritique(kind="closer", a=a, b=b, c=c),
-                find_proposal=tree.open_proposal,
+                find_proposal=proposals.open_proposal,
             )
             session.commit()
 

@@ -19,8 +19,8 @@ from sqlalchemy import select
 from foldwise.service.app import create_app
 from foldwise.service.config import Settings
 from foldwise.service.queue import EmbeddedWorker
-from foldwise.service.recluster.models import TreeVersion
-from foldwise.service.recluster.runtime import Runtime, forget, runtime_for
+from foldwise.service.recluster.jobs.runtime import Runtime, forget, runtime_for
+from foldwise.service.recluster.tree.models import TreeVersion
 
 from .recluster_support import fast_options, seed_python_docs, triple_holds, wait_job
 

@@ -20,7 +20,7 @@ from fastapi.testclient import TestClient
 from conftest import unavailable
 from foldwise.service.app import create_app
 from foldwise.service.config import Settings
-from foldwise.service.recluster.runtime import Runtime, forget, runtime_for
+from foldwise.service.recluster.jobs.runtime import Runtime, forget, runtime_for
 
 from .conftest import make_settings
 from .recluster_support import fast_options, seed_python_docs, seed_small, wait_job

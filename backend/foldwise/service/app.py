@@ -26,9 +26,9 @@ from foldwise.service.limits import BodySizeLimit
 from foldwise.service.ocr import hooks as ocr_hooks
 from foldwise.service.rate_limits import Limits
 from foldwise.service.recluster import hooks as recluster_hooks
-from foldwise.service.recluster import tree
 from foldwise.service.recluster.routes import questions_router
 from foldwise.service.recluster.routes import router as recluster_router
+from foldwise.service.recluster.tree import proposals
 from foldwise.service.search.routes import router as search_router
 from foldwise.service.security_headers import SecurityHeaders
 from foldwise.service.ui import mount_ui
@@ -84,7 +84,7 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
     app.state.session_factory = factory
     app.state.limits = Limits(cfg)
     # What critiques of proposals act on: the recluster's tree, above the critiques.
-    app.state.find_proposal = tree.open_proposal
+    app.state.find_proposal = proposals.open_proposal
     app.add_middleware(StrictJson)  # inside BodySizeLimit, which bounds what it reads
     app.add_middleware(BodySizeLimit, max_bytes=cfg.max_archive_bytes + cfg.max_batch_bytes)
     app.add_middleware(SecurityHeaders)  # outermost: also on the 413s and 422s above

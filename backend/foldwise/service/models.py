@@ -4,10 +4,10 @@ from foldwise.service.critiques.models import Critique, CritiqueTriple, Rejected
 from foldwise.service.db import Base
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster.models import (
+from foldwise.service.recluster.jobs.models import ReclusterJob
+from foldwise.service.recluster.tree.models import (
     DocumentSuggestion,
     PlacementModel,
-    ReclusterJob,
     TreePlacement,
     TreeProposal,
     TreeVersion,

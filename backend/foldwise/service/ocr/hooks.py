@@ -34,7 +34,7 @@ def _after_commit(session: Session) -> None:
     waiting = session.info.pop(_KEY, None)
     if not waiting:
         return
-    from foldwise.service.recluster.runtime import runtime_for
+    from foldwise.service.recluster.jobs.runtime import runtime_for
 
     try:
         rt = runtime_for(settings_of(session), engine=session.get_bind())  # type: ignore[arg-type]

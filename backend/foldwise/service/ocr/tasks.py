@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import select, update
 
 from foldwise.service.documents.models import OCR_PENDING, OCR_RUNNING, Document
-from foldwise.service.recluster.runtime import Runtime, add_registrar
+from foldwise.service.recluster.jobs.runtime import Runtime, add_registrar
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from foldwise.service.critiques.models import Critique, TreeState
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster import core_adapter
-from foldwise.service.recluster.models import (
+from foldwise.service.recluster.tree.models import (
     DocumentSuggestion,
     PlacementModel,
     TreePlacement,

@@ -32,7 +32,7 @@ from foldwise.core import (
 from foldwise.service.critiques.models import Critique, CritiqueTriple
 from foldwise.service.documents.models import Document
 from foldwise.service.folders import service as folders
-from foldwise.service.recluster.models import TreeVersion
+from foldwise.service.recluster.tree.models import TreeVersion
 from foldwise.service.ui.dendrogram_svg import dendrogram_svg
 from foldwise.service.users.models import User
 

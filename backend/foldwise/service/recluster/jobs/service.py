@@ -13,9 +13,9 @@ from sqlalchemy.orm import Session
 
 from foldwise.service.db import utcnow
 from foldwise.service.errors import InvalidInputError, NotFoundError
-from foldwise.service.recluster.models import FINAL_STATES, ReclusterJob
-from foldwise.service.recluster.runtime import Runtime
-from foldwise.service.recluster.schemas import JobProgress, JobRead
+from foldwise.service.recluster.jobs.models import FINAL_STATES, ReclusterJob
+from foldwise.service.recluster.jobs.runtime import Runtime
+from foldwise.service.recluster.jobs.schemas import JobProgress, JobRead
 from foldwise.service.users.models import User
 
 

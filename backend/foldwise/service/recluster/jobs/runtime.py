@@ -106,7 +106,7 @@ def add_registrar(register: Callable[[Runtime], None]) -> None:
 def _register_tasks(rt: Runtime) -> None:
     # Imported here: the runner imports the clustering core, which the API process only needs
     # once a job runs in it.
-    from foldwise.service.recluster import reaper, runner
+    from foldwise.service.recluster.jobs import reaper, runner
 
     @rt.queue.task(name="foldwise.recluster.run_job")
     def run_job(job_id: int) -> None:
@@ -116,7 +116,7 @@ def _register_tasks(rt: Runtime) -> None:
     @rt.queue.task(name="foldwise.recluster.schedule_auto", retries=5, retry_delay=2)
     def schedule_auto(user_id: int) -> None:
         """Queue or push back the user's debounced automatic recluster."""
-        from foldwise.service.recluster.service import schedule_auto as schedule
+        from foldwise.service.recluster.jobs.service import schedule_auto as schedule
 
         schedule(rt=rt, user_id=user_id)
 
