@@ -1,4 +1,4 @@
-"""The body of a recluster job, and the reaper of jobs whose worker died.
+"""The body of a recluster job: claim an attempt, load, compute through the seam, commit.
 
 A job moves ``queued -> running -> done | failed | stale`` through conditional ``UPDATE``s
 (``WHERE state = ... AND attempts = ...``), so two workers never both run one attempt, and
@@ -12,9 +12,7 @@ import logging
 import os
 import socket
 import threading
-import time
 from datetime import timedelta
-from typing import Any
 
 from sqlalchemy import select, update
 
@@ -23,97 +21,18 @@ from foldwise.service.critiques.tree_state import tree_state
 from foldwise.service.db import utcnow
 from foldwise.service.recluster import core_adapter, instant
 from foldwise.service.recluster.jobs.models import ReclusterJob
+from foldwise.service.recluster.jobs.progress import JobLostError, Progress, Reporter
 from foldwise.service.recluster.jobs.runtime import Runtime
 from foldwise.service.recluster.jobs.store import store_version
 
 log = logging.getLogger(__name__)
 
-#: Progress writes are throttled to one per this many seconds (phase changes always write).
-PROGRESS_INTERVAL = 0.25
-
-
-class JobLostError(Exception):
-    """This attempt no longer owns the job (the reaper requeued or failed it)."""
+#: What an attempt starts from: its counters reset (``r_max`` stays until biHAC reports it).
+_FIRST_PROGRESS = Progress(phase="load", run=0, merges_done=0, merges_total=0, timings={})
 
 
 def _worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{threading.current_thread().name}"
-
-
-class _Reporter:
-    """Writes progress and heartbeats of one attempt; raises :class:`JobLostError` once disowned."""
-
-    def __init__(self, rt: Runtime, job_id: int, attempt: int) -> None:
-        self.rt, self.job_id, self.attempt = rt, job_id, attempt
-        #: Values of throttled reports, written with the next write (so a phase that ends
-        #: within the throttle interval still leaves its last run / merge count).
-        self.pending: dict[str, Any] = {}
-        self.phase = ""
-        self.last = 0.0
-        self.lost = False
-        self.timings: dict[str, float] = {}
-        self.phase_started = time.monotonic()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, name=f"heartbeat-{job_id}", daemon=True)
-        self._thread.start()
-
-    def _write(self, values: dict[str, Any]) -> None:
-        with self.rt.sessions() as session:
-            result = session.execute(
-                update(ReclusterJob)
-                .where(
-                    ReclusterJob.id == self.job_id,
-                    ReclusterJob.state == "running",
-                    ReclusterJob.attempts == self.attempt,
-                )
-                .values(heartbeat_at=utcnow(), **values)
-            )
-            session.commit()
-        if result.rowcount != 1:  # type: ignore[attr-defined]
-            self.lost = True
-
-    def _beat(self) -> None:
-        # A thread, so that long numeric work without progress callbacks still shows life;
-        # numpy / numba release the GIL in their kernels.
-        while not self._stop.wait(self.rt.options.heartbeat_seconds):
-            try:
-                self._write({})
-            except Exception:  # a busy database must not kill the heartbeat
-                log.exception("heartbeat of job %s failed", self.job_id)
-
-    def __call__(self, phase: str, values: dict[str, Any]) -> None:
-        now = time.monotonic()
-        if phase != self.phase:
-            if self.phase:
-                self.timings[self.phase] = round(
-                    self.timings.get(self.phase, 0.0) + now - self.phase_started, 3
-                )
-            self.phase, self.phase_started = phase, now
-            values = {**values, "phase": phase, "timings": dict(self.timings)}
-        elif now - self.last < PROGRESS_INTERVAL:
-            self.pending.update(values)
-            if self.rt.progress_hook:
-                self.rt.progress_hook()
-            return
-        self.last = now
-        values, self.pending = {**self.pending, **values}, {}
-        self._write(values)
-        if self.rt.progress_hook:
-            self.rt.progress_hook()
-        if self.lost:
-            raise JobLostError(f"job {self.job_id} attempt {self.attempt} was taken over")
-
-    def close_phase(self) -> dict[str, float]:
-        if self.phase:
-            self.timings[self.phase] = round(
-                self.timings.get(self.phase, 0.0) + time.monotonic() - self.phase_started, 3
-            )
-            self.phase = ""
-        return dict(self.timings)
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
 
 
 def _claim(rt: Runtime, job_id: int) -> tuple[int, int] | None:
@@ -156,11 +75,7 @@ def _claim(rt: Runtime, job_id: int) -> tuple[int, int] | None:
                 heartbeat_at=now,
                 finished_at=None,
                 worker=_worker_name(),
-                phase="load",
-                run=0,
-                merges_done=0,
-                merges_total=0,
-                timings={},
+                **_FIRST_PROGRESS.columns(),
             )
         )
         session.commit()
@@ -169,7 +84,17 @@ def _claim(rt: Runtime, job_id: int) -> tuple[int, int] | None:
         return job.user_id, attempt
 
 
-def _finish(rt: Runtime, job_id: int, attempt: int, **values: Any) -> bool:
+def _finish(
+    rt: Runtime,
+    job_id: int,
+    attempt: int,
+    *,
+    state: str,
+    error: str,
+    timings: dict[str, float] | None = None,
+) -> bool:
+    """End this attempt as ``state`` (``failed`` or ``stale``, also its phase) with ``error``,
+    and the phase timings when given; ``False`` if the attempt no longer owns the job."""
     with rt.sessions() as session:
         result = session.execute(
             update(ReclusterJob)
@@ -178,7 +103,13 @@ def _finish(rt: Runtime, job_id: int, attempt: int, **values: Any) -> bool:
                 ReclusterJob.state == "running",
                 ReclusterJob.attempts == attempt,
             )
-            .values(finished_at=utcnow(), heartbeat_at=utcnow(), **values)
+            .values(
+                finished_at=utcnow(),
+                heartbeat_at=utcnow(),
+                state=state,
+                error=error,
+                **Progress(phase=state, timings=timings).columns(),
+            )
         )
         session.commit()
         return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
@@ -259,7 +190,7 @@ def execute(rt: Runtime, job_id: int) -> None:
     if claimed is None:
         return
     user_id, attempt = claimed
-    report = _Reporter(rt, job_id, attempt)
+    report = Reporter(rt, job_id, attempt)
     try:
         while True:
             with rt.sessions() as session:
@@ -293,7 +224,6 @@ def execute(rt: Runtime, job_id: int) -> None:
                     job_id,
                     attempt,
                     state="stale",
-                    phase="stale",
                     timings=timings,
                     error=(
                         "critiques arrived while the job ran, "
@@ -307,6 +237,6 @@ def execute(rt: Runtime, job_id: int) -> None:
         log.warning("job %s attempt %s was taken over; result dropped", job_id, attempt)
     except Exception as exc:
         log.exception("recluster job %s failed", job_id)
-        _finish(rt, job_id, attempt, state="failed", phase="failed", error=f"{exc}"[:2000])
+        _finish(rt, job_id, attempt, state="failed", error=f"{exc}"[:2000])
     finally:
         report.stop()
