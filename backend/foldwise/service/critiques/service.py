@@ -57,7 +57,7 @@ class FindProposal(Protocol):
     """Finds the open proposal ``key`` of the user's newest tree version; ``NotFoundError`` for
     an unknown key, ``ConflictError`` for one of an older version or already accepted or
     rejected. Proposals are the recluster's output, above this domain: the app's composition
-    root passes ``recluster.tree.open_proposal`` (docs/architecture.md sec. 11)."""
+    root passes ``recluster/tree/proposals.py: open_proposal`` (docs/architecture.md sec. 11)."""
 
     def __call__(self, *, session: Session, user_id: int, key: str) -> OpenProposal: ...
 

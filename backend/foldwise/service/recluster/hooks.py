@@ -2,17 +2,18 @@
 filing changes schedule one, debounced. The same new documents get an instant suggestion
 from the user's last fitted model right after the commit (``instant.py``).
 
-The hook watches sessions rather than being called from each ingestion path (JSON post,
-upload, batch, import, CLI), so no path can forget it; it acts only after the commit, so a
-rolled-back upload schedules nothing and the worker always finds the documents it is told
-about. It opens no database session: it puts a ``schedule_auto`` task on the queue
-(``Runtime.request_auto``), which the worker runs and retries. A failure to enqueue is logged,
-never raised: ingestion must not fail because of a recluster.
-"""
+The hook watches the sessions of a runtime (the composition root installs it on the
+runtime's session factory) rather than being called from each ingestion path (JSON post,
+upload, batch, import, inbox, CLI, OCR), so no path can forget it; it acts only after the
+commit, so a rolled-back upload schedules nothing and the worker always finds the documents
+it is told about. It opens no database session: it puts a ``schedule_auto`` task on the
+queue (``Runtime.request_auto``), which the worker runs and retries. A failure to enqueue is
+logged, never raised: ingestion must not fail because of a recluster."""
 
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any
 
 from sqlalchemy import inspect
@@ -20,8 +21,10 @@ from sqlalchemy.orm import Session
 
 from foldwise.service.critiques import filing
 from foldwise.service.critiques.models import Critique
-from foldwise.service.db import listen_on_every_session, settings_of
+from foldwise.service.db import listen_on_sessions, settings_of
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
+from foldwise.service.recluster import instant
+from foldwise.service.recluster.jobs.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +72,7 @@ def _text_arrived(obj: object) -> bool:
     return bool(history.added) and obj.text_status not in WITHOUT_TEXT
 
 
-def _after_commit(session: Session) -> None:
+def _after_commit(rt: Runtime, session: Session) -> None:
     # Users whose critiques (moves, answers, undos, other filing changes) committed: their
     # documents are re-placed and their recluster scheduled (critiques/filing.py marks them).
     critiqued = filing.take_changed_users(session)
@@ -77,8 +80,6 @@ def _after_commit(session: Session) -> None:
     if new:
         # In the ingest request, before it answers: the document has its suggestion when
         # the client sees it (docs/recluster.md, "Instant suggestions").
-        from foldwise.service.recluster import instant
-
         try:
             instant.suggest_pending(session.get_bind(), settings_of(session), new)  # type: ignore[arg-type]
         except Exception:
@@ -86,8 +87,6 @@ def _after_commit(session: Session) -> None:
     if critiqued:
         # In the critique's request too: the person sees its effect when the UI reloads
         # the tree after the answer, seconds before the debounced recluster.
-        from foldwise.service.recluster import instant
-
         try:
             instant.replace_pending(session.get_bind(), settings_of(session), critiqued)  # type: ignore[arg-type]
         except Exception:
@@ -95,10 +94,7 @@ def _after_commit(session: Session) -> None:
     users = session.info.pop(_KEY, set()) | critiqued
     if not users:
         return
-    from foldwise.service.recluster.jobs.runtime import runtime_for
-
     try:
-        rt = runtime_for(settings_of(session), engine=session.get_bind())  # type: ignore[arg-type]
         for user_id in sorted(users):
             rt.request_auto(user_id)
     except Exception:
@@ -111,15 +107,13 @@ def _after_rollback(session: Session) -> None:
     filing.take_changed_users(session)
 
 
-def install() -> None:
-    """Listen on every session (idempotent)."""
-    listen_on_every_session(
+def install(rt: Runtime) -> None:
+    """Listen on the sessions of ``rt`` (the composition root calls it once per runtime)."""
+    listen_on_sessions(
+        rt.sessions,
         {
             "after_flush": _after_flush,
-            "after_commit": _after_commit,
+            "after_commit": partial(_after_commit, rt),
             "after_rollback": _after_rollback,
-        }
+        },
     )
-
-
-install()

@@ -1,10 +1,11 @@
-"""Where recluster jobs run: one queue, one session factory and one set of options per settings.
+"""Where jobs run: one deployment's settings, engine and session factory (with the domains'
+session listeners), queue with its tasks, and recluster options.
 
-The app, the worker and the document / critique hooks all find the same :class:`Runtime` for a
-``Settings`` object. The global settings use ``foldwise.service.queue.default_huey()`` (so
-``foldwise serve`` and ``foldwise worker`` share the tasks registered by
-``foldwise.service.tasks``); any other settings (tests, benchmarks) get their own Huey on their
-own data directory or Redis name, with the same task code.
+The composition root (``service/composition.py``) builds a :class:`Runtime` once per process
+role, for the app and for the worker, and passes it down: to the app's routes (``RuntimeDep``),
+to the tasks registered on its queue, to the session listeners installed on its session
+factory. Nothing is looked up by settings, and nothing is built at import
+(docs/architecture.md sec. 9, 11).
 """
 
 from __future__ import annotations
@@ -16,32 +17,33 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
-from huey import crontab
 from huey.api import Huey
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from foldwise.service import db
-from foldwise.service import queue as queues
-from foldwise.service.config import Settings, SettingsDep, settings
+from foldwise.service.config import Settings
 from foldwise.service.recluster.settings import ReclusterSettings
 
 
 @dataclass
 class Runtime:
-    """The queue, the DB and the options that recluster jobs of one deployment use."""
+    """The queue, the DB and the options that the jobs of one deployment use."""
 
     settings: Settings
     options: ReclusterSettings
-    queue: Huey
+    engine: Engine
+    #: Sessions on ``engine`` that know ``settings``, with the domains' listeners installed.
     sessions: sessionmaker[Session]
+    queue: Huey
     #: The registered Huey task ``run_job(job_id)`` (``.schedule(args, delay=...)``).
     run_task: Any = None
     reap_task: Any = None
     #: The registered Huey task ``schedule_auto(user_id)``.
     schedule_task: Any = None
-    #: Tasks other domains register on this queue (:func:`add_registrar`), by name.
+    #: Tasks other domains register on this queue (``ocr/tasks.py``), by name.
     tasks: dict[str, Any] = field(default_factory=dict)
+    #: The modules of ``settings.task_modules`` whose tasks this runtime registered.
+    task_modules: list[str] = field(default_factory=list)
     #: Set by tests to slow the clustering down (fault tests); called at each progress report.
     progress_hook: Callable[[], None] | None = field(default=None, repr=False)
     #: When this process last asked for each user's automatic recluster (monotonic seconds).
@@ -84,111 +86,15 @@ class Runtime:
                 self._last_requests.pop(user_id, None)
             raise
 
-
-_runtimes: dict[int, Runtime] = {}
-_lock = threading.Lock()
-#: Functions that register another domain's tasks on a runtime (ocr/tasks.py). Domains above
-#: this one cannot be imported from here (pyproject.toml: import layers), so they add these.
-_registrars: list[Callable[[Runtime], None]] = []
+    def close(self) -> None:
+        """Release the engine's connections (the owner of the runtime calls it at the end)."""
+        self.engine.dispose()
 
 
-def add_registrar(register: Callable[[Runtime], None]) -> None:
-    """Call ``register(rt)`` on every runtime, those made so far and those made later."""
-    with _lock:
-        if register in _registrars:
-            return
-        _registrars.append(register)
-        existing = list(_runtimes.values())
-    for rt in existing:
-        register(rt)
-
-
-def _register_tasks(rt: Runtime) -> None:
-    # Imported here: the runner imports the clustering core, which the API process only needs
-    # once a job runs in it.
-    from foldwise.service.recluster.jobs import reaper, runner
-
-    @rt.queue.task(name="foldwise.recluster.run_job")
-    def run_job(job_id: int) -> None:
-        """Run recluster job ``job_id`` (takes the id; opens and closes its own sessions)."""
-        runner.execute(rt, job_id)
-
-    @rt.queue.task(name="foldwise.recluster.schedule_auto", retries=5, retry_delay=2)
-    def schedule_auto(user_id: int) -> None:
-        """Queue or push back the user's debounced automatic recluster."""
-        from foldwise.service.recluster.jobs.service import schedule_auto as schedule
-
-        schedule(rt=rt, user_id=user_id)
-
-    @rt.queue.periodic_task(crontab(minute="*"), name="foldwise.recluster.reap")
-    def reap() -> None:
-        """Every minute: retry or fail jobs whose worker stopped sending heartbeats."""
-        reaper.reap(rt)
-
-    @rt.queue.on_startup(name="foldwise.recluster.reap_on_start")
-    def reap_on_start() -> None:
-        # A worker that starts after a crash finds the crashed worker's jobs at once.
-        reaper.reap(rt)
-
-    rt.run_task = run_job
-    rt.reap_task = reap
-    rt.schedule_task = schedule_auto
-
-
-def runtime_for(
-    cfg: Settings | None = None,
-    options: ReclusterSettings | None = None,
-    *,
-    sessions: sessionmaker[Session] | None = None,
-    engine: Engine | None = None,
-) -> Runtime:
-    """The runtime of ``cfg`` (default: the global settings), created on first use.
-
-    Passing ``options`` (or ``sessions``) replaces them on an existing runtime: tests and the
-    benchmark tune debounce and heartbeat times this way. ``engine`` (the app's, or the one a
-    hooked session uses) serves a runtime created now, so that an app and its jobs share one
-    connection pool instead of opening a second one per settings object.
-    """
-    cfg = cfg or settings
-    with _lock:
-        rt = _runtimes.get(id(cfg))
-        if rt is None or rt.settings is not cfg:
-            if cfg is settings:
-                queue, factory = queues.default_huey(), db.default_sessions()
-            else:
-                queue = queues.make_huey(cfg)
-                owned = engine is None
-                factory = db.make_sessionmaker(engine or db.make_engine(cfg.sqlalchemy_url), cfg)
-                factory.kw["info"]["owns_engine"] = owned
-            rt = Runtime(
-                settings=cfg,
-                options=options or cfg.recluster,
-                queue=queue,
-                sessions=sessions or factory,
-            )
-            _register_tasks(rt)
-            for register in _registrars:
-                register(rt)
-            _runtimes[id(cfg)] = rt
-        else:
-            if options is not None:
-                rt.options = options
-            if sessions is not None:
-                rt.sessions = sessions
-        return rt
-
-
-def get_runtime(request: Request, cfg: SettingsDep) -> Runtime:
-    """The runtime of the app serving ``request`` (on the app's engine)."""
-    return runtime_for(cfg, engine=request.app.state.engine)
+def get_runtime(request: Request) -> Runtime:
+    """The runtime of the app serving ``request`` (built by its composition root)."""
+    runtime: Runtime = request.app.state.runtime
+    return runtime
 
 
 RuntimeDep = Annotated[Runtime, Depends(get_runtime)]
-
-
-def forget(cfg: Settings) -> None:
-    """Drop the runtime of ``cfg`` (tests: release its engine)."""
-    with _lock:
-        rt = _runtimes.pop(id(cfg), None)
-    if rt is not None and cfg is not settings and rt.sessions.kw["info"].get("owns_engine"):
-        rt.sessions.kw["bind"].dispose()
