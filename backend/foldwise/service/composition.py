@@ -1,5 +1,5 @@
 """The composition root: the one place that builds a runtime from settings, once per process
-role, and passes it down (docs/architecture.md sec. 9, 11).
+role, and passes it down (docs/architecture.md sec. 2, "One composition root").
 
 :func:`app_runtime` is the runtime of the app (``create_app``) and of the commands that
 store documents (``foldwise import``, ``foldwise watch``); :func:`worker_runtime` that of

@@ -150,6 +150,6 @@ SessionDep = Annotated[Session, Depends(get_db)]
 def listen_on_sessions(factory: sessionmaker[Session], handlers: dict[str, Any]) -> None:
     """Install ``{event name: handler}`` on the sessions ``factory`` makes (only those): the
     domain hooks that act after a commit (recluster scheduling, OCR queueing), installed by
-    the composition root on its runtime's factory (docs/architecture.md sec. 9)."""
+    the composition root on its runtime's factory (docs/architecture.md sec. 2)."""
     for name, fn in handlers.items():
         event.listen(factory, name, fn)

@@ -5,7 +5,7 @@ The composition root (``service/composition.py``) builds a :class:`Runtime` once
 role, for the app and for the worker, and passes it down: to the app's routes (``RuntimeDep``),
 to the tasks registered on its queue, to the session listeners installed on its session
 factory. Nothing is looked up by settings, and nothing is built at import
-(docs/architecture.md sec. 9, 11).
+(docs/architecture.md sec. 2 and 9).
 """
 
 from __future__ import annotations
