@@ -68,13 +68,13 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
 
     from foldwise.service import migrate
     from foldwise.service.app import create_app
+    from foldwise.service.composition import app_runtime
     from foldwise.service.config import Settings
     from foldwise.service.documents import service as documents
     from foldwise.service.folders.models import Folder
     from foldwise.service.imports.archive import Entry, Listing
     from foldwise.service.imports.service import import_listing
     from foldwise.service.queue import EmbeddedWorker
-    from foldwise.service.recluster.runtime import forget, runtime_for
     from foldwise.service.recluster.settings import ReclusterSettings
     from foldwise.service.users import service as users
 
@@ -92,7 +92,7 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         task_modules=[],
     )
     options = {"auto": False, "r_max": args.r_max, "method": args.method}
-    rt = runtime_for(cfg, ReclusterSettings(**options))
+    rt = app_runtime(cfg, ReclusterSettings(**options))
     entries, fresh = collection(args.corpus, args.folders, args.filed, args.new)
     with rt.sessions() as session:
         user = users.create_user(session=session, name="bench")
@@ -134,7 +134,7 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         )
     headers = {"Authorization": f"Bearer {secret}"}
     try:
-        with TestClient(create_app(cfg)) as client:
+        with TestClient(create_app(runtime=rt)) as client:
             if process is not None:
                 # Warm the worker (imports, numba caches) so that the figure is the recluster.
                 time.sleep(args.worker_warmup)
@@ -151,7 +151,7 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         if process is not None:
             process.send_signal(signal.SIGINT)
             process.wait(timeout=30)
-        forget(cfg)
+        rt.close()
     if job["state"] != "done":
         raise SystemExit(f"{mode}: job ended {job['state']}: {job['error']}")
     right = sum(

@@ -49,6 +49,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     from foldwise.service import migrate
     from foldwise.service.app import create_app
+    from foldwise.service.composition import app_runtime
     from foldwise.service.config import Settings
     from foldwise.service.documents import service as documents
     from foldwise.service.folders.models import Folder
@@ -56,9 +57,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from foldwise.service.imports.service import import_listing
     from foldwise.service.queue import EmbeddedWorker
     from foldwise.service.recluster import core_adapter, instant
-    from foldwise.service.recluster.models import DocumentSuggestion, PlacementModel
-    from foldwise.service.recluster.runtime import forget, runtime_for
     from foldwise.service.recluster.settings import ReclusterSettings
+    from foldwise.service.recluster.tree.models import DocumentSuggestion, PlacementModel
     from foldwise.service.users import service as users
 
     data = Path(tempfile.mkdtemp(prefix="suggest-bench-"))
@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         max_archive_entries=100_000,
         task_modules=[],
     )
-    rt = runtime_for(cfg, ReclusterSettings(auto=False, r_max=args.r_max, method=args.method))
+    rt = app_runtime(cfg, ReclusterSettings(auto=False, r_max=args.r_max, method=args.method))
     per_folder_new = 2 + -(-(args.posts + args.baseline) // args.folders)
     entries, fresh = collection(args.corpus, args.folders, args.filed, per_folder_new)
     # Per folder: 2 new slices for the recluster, the rest posted later, interleaved.
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     worker = EmbeddedWorker(rt.queue, workers=1)
     worker.start()
     try:
-        with TestClient(create_app(cfg)) as client:
+        with TestClient(create_app(runtime=rt)) as client:
 
             def post(items: list[tuple[str, str, str]]) -> tuple[list[float], dict[int, str]]:
                 times, truth = [], {}
@@ -161,7 +161,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             n_unfiled = len(after["placements"]) + len(after["unplaced_document_ids"])
     finally:
         worker.stop()
-        forget(cfg)
+        rt.close()
     with rt.sessions() as session:
         npz = session.scalars(select(PlacementModel.npz)).one()
         suggested = set(session.scalars(select(DocumentSuggestion.document_id)))

@@ -14,11 +14,13 @@ from foldwise.core import (
     common_ancestor_matrix,
     cophenetic_merge_index,
     corrected_rand_index,
+    folder_triples_kept,
     h_correlation,
     hai,
     hierarchical_f_score,
     mlb_triples_per_node,
     rand_index,
+    triples_kept,
 )
 
 # --- brute-force definitions, straight from the papers -------------------------------------
@@ -373,3 +375,53 @@ def test_rand_matches_brute_force(seed):
         rand_index(a, b)
     )
     assert adjusted_rand_index(a, b) == pytest.approx(adjusted_rand_score(a, b))
+
+
+# --- triples a hierarchy keeps (the quality panel's counts) ---------------------------------
+
+
+def brute_folder_triples(h: Hierarchy, labels: list[str]) -> tuple[int, int]:
+    depth = h.depth()
+    ca = common_ancestor_matrix(h)
+    total = kept = 0
+    for x, y, z in itertools.permutations(range(h.n_items), 3):
+        if labels[x] == labels[y] != labels[z]:
+            total += 1
+            kept += depth[ca[x, y]] > depth[ca[x, z]]
+    return total, kept
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_folder_triples_kept_matches_brute_force(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 14
+    Z = linkage(rng.normal(size=(n, 3)), method="average")
+    labels = [str(v) for v in rng.integers(0, 3, size=n)]
+    h = Hierarchy.from_linkage(Z)
+    total, kept = folder_triples_kept(h, labels)
+    assert (total, kept) == brute_folder_triples(h, labels)
+    assert 0 < kept < total
+
+
+def test_folder_triples_kept_on_restricted_tree() -> None:
+    rng = np.random.default_rng(5)
+    Z = linkage(rng.normal(size=(20, 2)), method="average")
+    items = np.array([0, 2, 3, 5, 8, 9, 11, 13, 17, 19])
+    h = Hierarchy.from_linkage(Z).restrict(items)
+    labels = ["a", "a", "b", "b", "a", "c", "c", "b", "a", "c"]
+    assert folder_triples_kept(h, labels) == brute_folder_triples(h, labels)
+
+
+def test_perfect_tree_keeps_every_folder_triple() -> None:
+    h = Hierarchy.from_paths([("a",), ("a",), ("b",), ("b",), ("b",)])
+    total, kept = folder_triples_kept(h, ["a", "a", "b", "b", "b"])
+    assert total == kept == 2 * 3 + 6 * 2
+
+
+def test_triples_kept() -> None:
+    # ((0, 1), 2), 3: 0 is closer to 1 than to 2, not the other way round.
+    Z = np.array([[0, 1, 0.1, 2], [2, 4, 0.2, 3], [3, 5, 0.3, 4]], dtype=float)
+    h = Hierarchy.from_linkage(Z)
+    assert triples_kept(h, np.array([[0, 1, 2]])) == 1
+    assert triples_kept(h, np.array([[0, 2, 1]])) == 0
+    assert triples_kept(h, np.array([[0, 1, 2], [2, 0, 3], [3, 0, 1]])) == 2

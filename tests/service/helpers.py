@@ -85,10 +85,13 @@ def run_cli(api: Api, monkeypatch: Any, *args: str) -> Any:
     from typer.testing import CliRunner
 
     from foldwise import cli
+    from foldwise.service import cli as service_cli
     from foldwise.service import db
 
-    # The commands open sessions with db.SessionLocal; point it at this test's database.
+    # The commands open sessions with db.SessionLocal, and those that store documents with
+    # their runtime's; point both at this test's app.
     monkeypatch.setattr(db, "SessionLocal", api.app.state.session_factory)
+    monkeypatch.setattr(service_cli, "command_runtime", lambda: api.app.state.runtime)
     return CliRunner().invoke(cli.app, list(args))
 
 

@@ -16,13 +16,12 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from corpus_path import PYTHON_DOCS
-from foldwise.service.config import Settings
 from foldwise.service.documents import service as documents
 from foldwise.service.documents.models import Document
 from foldwise.service.imports.archive import Entry, Listing
 from foldwise.service.imports.service import import_listing
 from foldwise.service.queue import EmbeddedWorker
-from foldwise.service.recluster.runtime import Runtime, forget, runtime_for
+from foldwise.service.recluster.jobs.runtime import Runtime
 from foldwise.service.recluster.settings import ReclusterSettings
 from foldwise.service.users import service as users
 
@@ -58,12 +57,13 @@ def fast_options(**overrides: Any) -> ReclusterSettings:
 
 
 @pytest.fixture
-def rt(settings: Settings) -> Iterator[Runtime]:
-    """The recluster runtime of the test's settings (its own SQLite queue in the data dir)."""
-    runtime = runtime_for(settings, fast_options())
+def rt(client: TestClient) -> Iterator[Runtime]:
+    """The runtime of the test's app (its own SQLite queue in the data dir), with
+    :func:`fast_options`; the app closes it."""
+    runtime: Runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    runtime.options = fast_options()
     yield runtime
     runtime.progress_hook = None
-    forget(settings)
 
 
 @pytest.fixture

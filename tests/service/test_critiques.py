@@ -13,7 +13,7 @@ from foldwise.service.critiques.models import Critique, CritiqueTriple, Rejected
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.queue import EmbeddedWorker
-from foldwise.service.recluster.runtime import Runtime
+from foldwise.service.recluster.jobs.runtime import Runtime
 
 from .helpers import Api
 from .recluster_support import recluster, rt, seed_small, worker

@@ -12,11 +12,12 @@ from typing import Any
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
+from foldwise.service.critiques.models import TreeState
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.queue import EmbeddedWorker
-from foldwise.service.recluster.models import ReclusterJob, TreeState
-from foldwise.service.recluster.runtime import Runtime, runtime_for
+from foldwise.service.recluster.jobs.models import ReclusterJob
+from foldwise.service.recluster.jobs.runtime import Runtime
 
 from .helpers import Api
 from .recluster_support import fast_options, rt, seed_small, worker  # noqa: F401 (fixtures)
@@ -82,7 +83,7 @@ def test_patch_document_counts_schedules_and_undoes(
     h = alice["headers"]
     f1 = next(iter(_filed(rt)))
     doc = sorted(d for ids in alice["new"].values() for d in ids)[0]
-    runtime_for(rt.settings, fast_options(auto=True, debounce_seconds=60))
+    rt.options = fast_options(auto=True, debounce_seconds=60)
     seq = _seq(rt, alice["user_id"])
     # A retitle is not a filing: no history, no count.
     assert client.patch(f"/api/documents/{doc}", json={"title": "T"}, headers=h).status_code == 200

@@ -8,6 +8,7 @@ changes no file of the repository.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,13 +56,17 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[object, d
 
 def _cases() -> list[tuple[str, GenerationMode]]:
     """Every operation with valid input, and with invalid input where it takes any."""
-    schema = schemathesis.openapi.from_asgi("/openapi.json", create_app())
-    cases = []
-    for result in schema.get_all_operations():
-        operation = result.ok()
-        cases.append((operation.label, GenerationMode.POSITIVE))
-        if operation.definition.raw.get("parameters") or operation.body:
-            cases.append((operation.label, GenerationMode.NEGATIVE))
+    # A throwaway data directory: the app's runtime makes its queue there, not in the checkout.
+    with tempfile.TemporaryDirectory() as tmp:
+        app = create_app(make_settings(Path(tmp) / "data"))
+        schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+        cases = []
+        for result in schema.get_all_operations():
+            operation = result.ok()
+            cases.append((operation.label, GenerationMode.POSITIVE))
+            if operation.definition.raw.get("parameters") or operation.body:
+                cases.append((operation.label, GenerationMode.NEGATIVE))
+        app.state.runtime.close()
     return sorted(cases)
 
 

@@ -14,8 +14,8 @@ from sqlalchemy import select, update
 from foldwise.core import FolderPlacement, TextFeatures, arrays_from_npz
 from foldwise.service.queue import EmbeddedWorker
 from foldwise.service.recluster import core_adapter, instant
-from foldwise.service.recluster.models import DocumentSuggestion, PlacementModel, TreeVersion
-from foldwise.service.recluster.runtime import Runtime
+from foldwise.service.recluster.jobs.runtime import Runtime
+from foldwise.service.recluster.tree.models import DocumentSuggestion, PlacementModel, TreeVersion
 
 from .helpers import Api
 from .recluster_support import corpus_files, recluster, rt, seed_small, worker

@@ -20,10 +20,9 @@ from sqlalchemy import select
 
 from conftest import unavailable
 from foldwise.service.app import create_app
-from foldwise.service.config import Settings
 from foldwise.service.queue import EmbeddedWorker
-from foldwise.service.recluster.models import ReclusterJob
-from foldwise.service.recluster.runtime import Runtime, forget, runtime_for
+from foldwise.service.recluster.jobs.models import ReclusterJob
+from foldwise.service.recluster.jobs.runtime import Runtime
 
 from .conftest import make_settings
 from .helpers import Api
@@ -72,10 +71,11 @@ def tesseract() -> None:
 
 
 @pytest.fixture
-def rt(settings: Settings) -> Iterator[Runtime]:
-    runtime = runtime_for(settings, fast_options())
-    yield runtime
-    forget(settings)
+def rt(client: TestClient) -> Runtime:
+    """The runtime of the test's app, with fast recluster options."""
+    runtime: Runtime = client.app.state.runtime  # type: ignore[attr-defined]
+    runtime.options = fast_options()
+    return runtime
 
 
 @pytest.fixture
@@ -159,7 +159,8 @@ def test_without_tesseract_the_scan_is_kept_and_says_so(tmp_path: Path) -> None:
 
     migrate.upgrade(cfg.sqlalchemy_url)
     with TestClient(create_app(cfg)) as client:
-        rt = runtime_for(cfg, fast_options())
+        rt: Runtime = client.app.state.runtime  # type: ignore[attr-defined]
+        rt.options = fast_options()
         embedded = EmbeddedWorker(rt.queue, workers=1)
         embedded.start()
         try:
@@ -168,7 +169,6 @@ def test_without_tesseract_the_scan_is_kept_and_says_so(tmp_path: Path) -> None:
             done = wait_text(client, headers, doc["id"])
         finally:
             embedded.stop()
-            forget(cfg)
     assert done["text_status"] == "no_text_ocr_missing"
     assert done["text_note"] == "no text: OCR not installed"
     assert done["text"] == ""

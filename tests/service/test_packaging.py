@@ -12,11 +12,18 @@ from foldwise.service.resources import shipped
 BACKEND = Path(__file__).resolve().parents[2] / "backend"
 
 
-def test_importing_the_service_creates_no_engine_queue_or_directory(tmp_path: Path) -> None:
+def test_importing_the_service_creates_no_engine_queue_listener_or_directory(
+    tmp_path: Path,
+) -> None:
+    """Engines, queues and session listeners are made by the composition root when it is
+    called (docs/architecture.md sec. 2), never at import."""
     code = (
-        "import foldwise.service.app, foldwise.service.cli, foldwise.service.queue as q\n"
+        "import foldwise.service.app, foldwise.service.cli, foldwise.service.tasks\n"
         "import foldwise.service.db as db, foldwise.service.migrate\n"
-        "assert db._default == [] and q._default == {}, 'made at import'\n"
+        "from sqlalchemy.orm import Session\n"
+        "assert db._default == [], 'made at import'\n"
+        "listeners = [*Session().dispatch.after_flush, *Session().dispatch.after_commit]\n"
+        "assert not listeners, listeners\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("FOLDWISE_")}
     env["PYTHONPATH"] = str(BACKEND)

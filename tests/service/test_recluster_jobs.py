@@ -11,14 +11,17 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
+from foldwise.service.composition import app_runtime
 from foldwise.service.config import Settings
 from foldwise.service.critiques import service as critiques
 from foldwise.service.critiques.schemas import CloserCritique
 from foldwise.service.db import utcnow
 from foldwise.service.queue import EmbeddedWorker
-from foldwise.service.recluster import reaper
-from foldwise.service.recluster.models import ReclusterJob, TreeVersion
-from foldwise.service.recluster.runtime import Runtime, runtime_for
+from foldwise.service.recluster.jobs import reaper
+from foldwise.service.recluster.jobs.models import ReclusterJob
+from foldwise.service.recluster.jobs.runtime import Runtime
+from foldwise.service.recluster.tree import proposals
+from foldwise.service.recluster.tree.models import TreeVersion
 from foldwise.service.users.models import User
 
 from .helpers import Api
@@ -173,7 +176,10 @@ def _critique_midway(rt: Runtime, user_id: int, doc_ids: list[int]) -> None:
             assert user is not None
             a, b, c = doc_ids[:3]
             critiques.create_critique(
-                session=session, user=user, body=CloserCritique(kind="closer", a=a, b=b, c=c)
+                session=session,
+                user=user,
+                body=CloserCritique(kind="closer", a=a, b=b, c=c),
+                find_proposal=proposals.open_proposal,
             )
             session.commit()
 
@@ -266,7 +272,14 @@ def test_automatic_recluster_requests_of_one_user_are_coalesced(
 ) -> None:
     """Requests within a tenth of the debounce share one schedule task; a later one, another
     user's, or one after a failed enqueue are asked again."""
-    runtime = runtime_for(sqlite_settings, fast_options(auto=True, debounce_seconds=5.0))
+    runtime = app_runtime(sqlite_settings, fast_options(auto=True, debounce_seconds=5.0))
+    try:
+        _coalesced(runtime, monkeypatch)
+    finally:
+        runtime.close()
+
+
+def _coalesced(runtime: Runtime, monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[int] = []
     monkeypatch.setattr(runtime, "schedule_task", asked.append)
     clock = [100.0]

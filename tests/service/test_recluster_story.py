@@ -17,10 +17,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from foldwise.service.app import create_app
+from foldwise.service.composition import app_runtime
 from foldwise.service.config import Settings
 from foldwise.service.queue import EmbeddedWorker
-from foldwise.service.recluster.models import TreeVersion
-from foldwise.service.recluster.runtime import Runtime, forget, runtime_for
+from foldwise.service.recluster.jobs.runtime import Runtime
+from foldwise.service.recluster.tree.models import TreeVersion
 
 from .recluster_support import fast_options, seed_python_docs, triple_holds, wait_job
 
@@ -69,13 +70,13 @@ def _path(tree: dict, folder_id: int) -> str:
 
 def test_story(sqlite_settings: Settings) -> None:
     options = fast_options(auto=True, debounce_seconds=0.5, r_max=20, r_ni=5)
-    rt: Runtime = runtime_for(sqlite_settings, options)
+    rt: Runtime = app_runtime(sqlite_settings, options)
     alice = seed_python_docs(rt, "alice", held_back=(ASYNCIO, EMAIL), create_new=False)
     h = alice["headers"]
     embedded = EmbeddedWorker(rt.queue, workers=1)
     embedded.start()
     try:
-        with TestClient(create_app(sqlite_settings)) as client:
+        with TestClient(create_app(runtime=rt)) as client:
             truth: dict[int, str] = {}
             for folder, path in alice["fresh"]:
                 body = {"text": path.read_text(), "filename": path.name}
@@ -150,7 +151,7 @@ def test_story(sqlite_settings: Settings) -> None:
                     assert triple_holds(version.linkage, version.doc_ids, xyz), xyz
     finally:
         embedded.stop()
-        forget(sqlite_settings)
+        rt.close()
 
 
 def _critique(client: TestClient, headers: dict[str, str], **body: object) -> dict:

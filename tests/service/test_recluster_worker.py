@@ -10,6 +10,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,9 @@ from fastapi.testclient import TestClient
 
 from conftest import unavailable
 from foldwise.service.app import create_app
+from foldwise.service.composition import app_runtime
 from foldwise.service.config import Settings
-from foldwise.service.recluster.runtime import Runtime, forget, runtime_for
+from foldwise.service.recluster.jobs.runtime import Runtime
 
 from .conftest import make_settings
 from .recluster_support import fast_options, seed_python_docs, seed_small, wait_job
@@ -54,7 +56,16 @@ def redis_settings(sqlite_settings: Settings) -> Iterator[Settings]:
         huey_name=f"foldwise-test-{uuid.uuid4().hex[:8]}",
     )
     yield cfg
-    forget(cfg)
+
+
+@contextmanager
+def _runtime(cfg: Settings, **options: Any) -> Iterator[Runtime]:
+    """The runtime of this process's app on ``cfg`` with :func:`fast_options`."""
+    rt = app_runtime(cfg, fast_options(**options))
+    try:
+        yield rt
+    finally:
+        rt.close()
 
 
 def _worker_env(cfg: Settings, **options: Any) -> dict[str, str]:
@@ -93,12 +104,19 @@ FAST = {"r_max": 4, "r_ni": 2, "heartbeat_seconds": 0.2, "heartbeat_timeout_seco
 
 
 def test_jobs_run_on_separate_worker_processes(redis_settings: Settings, tmp_path: Path) -> None:
-    rt: Runtime = runtime_for(redis_settings, fast_options())
+    with _runtime(redis_settings) as rt:
+        _separate_workers(rt, redis_settings, tmp_path)
+    # The work happened in the worker processes: this process never consumed the queue.
+    logs = "".join((tmp_path / f"w{i}.log").read_text() for i in range(2))
+    assert "worker on redis" in logs
+
+
+def _separate_workers(rt: Runtime, redis_settings: Settings, tmp_path: Path) -> None:
     alice = seed_small(rt, "alice")
     bob = seed_small(rt, "bob", seed=1)
     workers = [_start_worker(redis_settings, tmp_path / f"w{i}.log", **FAST) for i in range(2)]
     try:
-        with TestClient(create_app(redis_settings)) as client:
+        with TestClient(create_app(runtime=rt)) as client:
             ids = [
                 client.post("/api/recluster", headers=u["headers"]).json()["id"]
                 for u in (alice, bob)
@@ -115,9 +133,6 @@ def test_jobs_run_on_separate_worker_processes(redis_settings: Settings, tmp_pat
     finally:
         for w in workers:
             _stop(w)
-    # The work happened in the worker processes: this process never consumed the queue.
-    logs = "".join((tmp_path / f"w{i}.log").read_text() for i in range(2))
-    assert "worker on redis" in logs
 
 
 def _wait_for(client: TestClient, headers: dict[str, str], job_id: int, ok: Any) -> dict:
@@ -135,13 +150,23 @@ def test_killed_worker_job_is_retried_or_failed_and_no_critique_is_lost(
     redis_settings: Settings, tmp_path: Path, max_attempts: int
 ) -> None:
     options = {**FAST, "r_max": 50, "r_ni": 50, "max_attempts": max_attempts}
-    rt = runtime_for(redis_settings, fast_options(**options))
+    with _runtime(redis_settings, **options) as rt:
+        _killed_worker(rt, redis_settings, tmp_path, options, max_attempts)
+
+
+def _killed_worker(
+    rt: Runtime,
+    redis_settings: Settings,
+    tmp_path: Path,
+    options: dict[str, Any],
+    max_attempts: int,
+) -> None:
     alice = seed_python_docs(rt, "alice", held_back=(ASYNCIO,))
     headers = alice["headers"]
     new = sorted(alice["new"])
     first = _start_worker(redis_settings, tmp_path / "first.log", **options)
     try:
-        with TestClient(create_app(redis_settings)) as client:
+        with TestClient(create_app(runtime=rt)) as client:
             job_id = client.post("/api/recluster", headers=headers).json()["id"]
             _wait_for(
                 client,

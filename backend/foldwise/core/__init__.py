@@ -8,7 +8,7 @@ grouped into rooms, each of which re-exports its own public names:
 - :mod:`~foldwise.core.divisive`: Constrained-Divisive, its constraints and stability;
 - :mod:`~foldwise.core.probabilistic`: the probabilistic hierarchy (USGGM);
 - :mod:`~foldwise.core.placement`: placing new documents, proposals, the extended tree;
-- :mod:`~foldwise.core.measures`: H-correlation, F-score, HAI, Rand indices.
+- :mod:`~foldwise.core.measures`: H-correlation, F-score, HAI, Rand indices, triples kept.
 
 Three modules stay at this level: ``_hierarchy`` (the tree type every room uses),
 ``_features`` (tf-idf, the input of every builder) and ``_registry`` (builders by name).
@@ -57,11 +57,13 @@ from foldwise.core.measures import (
     common_ancestor_matrix,
     cophenetic_merge_index,
     corrected_rand_index,
+    folder_triples_kept,
     h_correlation,
     hai,
     hierarchical_f_score,
     mlb_triples_per_node,
     rand_index,
+    triples_kept,
 )
 from foldwise.core.placement import (
     DocumentPlacement,
@@ -141,6 +143,7 @@ __all__ = [
     "fit_usggm",
     "folder_level_partition",
     "folder_paths_of",
+    "folder_triples_kept",
     "gaussian_overlap",
     "h_correlation",
     "hac_linkage",
@@ -158,5 +161,6 @@ __all__ = [
     "suggest",
     "suggest_rows",
     "text_features",
+    "triples_kept",
     "update_placement",
 ]

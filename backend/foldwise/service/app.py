@@ -1,4 +1,4 @@
-"""The FastAPI application."""
+"""The FastAPI application: built on a runtime from the composition root (composition.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,12 @@ from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from foldwise.service import db, openapi
+from foldwise.service import openapi
+from foldwise.service.composition import app_runtime
 from foldwise.service.config import Settings, settings
 from foldwise.service.critiques.filing_routes import router as filing_router
 from foldwise.service.critiques.routes import router as critiques_router
+from foldwise.service.documents.folder_routes import router as folder_documents_router
 from foldwise.service.documents.routes import router as documents_router
 from foldwise.service.errors import ServiceError
 from foldwise.service.exports.routes import router as exports_router
@@ -22,10 +24,11 @@ from foldwise.service.folders.routes import router as folders_router
 from foldwise.service.imports.routes import router as imports_router
 from foldwise.service.json_input import StrictJson
 from foldwise.service.limits import BodySizeLimit
-from foldwise.service.ocr import hooks as ocr_hooks
 from foldwise.service.rate_limits import Limits
-from foldwise.service.recluster import hooks as recluster_hooks
+from foldwise.service.recluster.jobs.runtime import Runtime
+from foldwise.service.recluster.routes import questions_router
 from foldwise.service.recluster.routes import router as recluster_router
+from foldwise.service.recluster.tree import proposals
 from foldwise.service.search.routes import router as search_router
 from foldwise.service.security_headers import SecurityHeaders
 from foldwise.service.ui import mount_ui
@@ -54,21 +57,19 @@ async def _integrity_error(_request: Request, _exc: Exception) -> JSONResponse:
     )
 
 
-def create_app(cfg: Settings | None = None) -> FastAPI:
-    """Build the app. ``cfg`` other than the global settings gets its own engine."""
-    cfg = cfg or settings
-    if cfg is settings:
-        factory = db.default_sessions()
-        engine = factory.kw["bind"]
-    else:
-        engine = db.make_engine(cfg.sqlalchemy_url)
-        factory = db.make_sessionmaker(engine, cfg)
+def create_app(cfg: Settings | None = None, *, runtime: Runtime | None = None) -> FastAPI:
+    """Build the app on ``runtime``, or on a runtime built here, once, for ``cfg`` (default:
+    the global settings; ``composition.app_runtime``). A runtime built here is closed when the
+    app shuts down; one passed in belongs to the caller (``foldwise serve`` shares it with its
+    embedded worker, tests with theirs)."""
+    rt = runtime or app_runtime(cfg or settings)
+    cfg = rt.settings
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
-        if cfg is not settings:  # the global engine outlives an app (the CLI, tests)
-            engine.dispose()
+        if runtime is None:
+            rt.close()
 
     app = FastAPI(
         title="Foldwise",
@@ -76,10 +77,13 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
         summary="Keeps your documents in a folder hierarchy that learns from you.",
         lifespan=lifespan,
     )
+    app.state.runtime = rt
     app.state.settings = cfg
-    app.state.engine = engine
-    app.state.session_factory = factory
+    app.state.engine = rt.engine
+    app.state.session_factory = rt.sessions
     app.state.limits = Limits(cfg)
+    # What critiques of proposals act on: the recluster's tree, above the critiques.
+    app.state.find_proposal = proposals.open_proposal
     app.add_middleware(StrictJson)  # inside BodySizeLimit, which bounds what it reads
     app.add_middleware(BodySizeLimit, max_bytes=cfg.max_archive_bytes + cfg.max_batch_bytes)
     app.add_middleware(SecurityHeaders)  # outermost: also on the 413s and 422s above
@@ -89,18 +93,17 @@ def create_app(cfg: Settings | None = None) -> FastAPI:
         auth_router,
         users_router,
         documents_router,
+        folder_documents_router,  # before folders_router: /tree before /{folder_id}
         folders_router,
         imports_router,
         exports_router,
         search_router,
         recluster_router,
         critiques_router,
+        questions_router,
         filing_router,
     ):
         app.include_router(router)
-    # New unfiled documents schedule a debounced recluster (recluster/hooks.py).
-    recluster_hooks.install()
-    ocr_hooks.install()
     mount_ui(app)
     openapi.install(app)
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from foldwise.service.recluster.jobs.runtime import Runtime
 
 
 def _echo_err(message: str) -> None:
@@ -27,6 +30,16 @@ def _reclaim_crashed_writes() -> None:
         return
     if removed:
         _echo_err(f"removed {removed} file(s) that crashed processes wrote and never committed")
+
+
+def command_runtime() -> Runtime:
+    """The runtime of a command that stores documents (``import``, ``watch``): the app's, on
+    the global settings (``composition.app_runtime``), so that its new documents schedule a
+    recluster and get an instant suggestion as uploads do. Built once per command."""
+    from foldwise.service.composition import app_runtime
+    from foldwise.service.config import settings
+
+    return app_runtime(settings)
 
 
 def _user_or_exit(session: Any, name: str) -> Any:
@@ -60,8 +73,9 @@ def register(app: typer.Typer) -> None:
 
         from foldwise.service import migrate as migrations
         from foldwise.service.app import create_app
+        from foldwise.service.composition import add_worker_tasks, app_runtime
         from foldwise.service.config import settings
-        from foldwise.service.queue import EmbeddedWorker, default_huey, load_task_modules
+        from foldwise.service.queue import EmbeddedWorker
         from foldwise.service.users.auth import signing_secret
 
         if migrate:
@@ -69,34 +83,41 @@ def register(app: typer.Typer) -> None:
         _reclaim_crashed_writes()
         # Made on the first start (when none is configured), so every later process agrees.
         signing_secret(settings)
+        # One runtime for the app and its embedded worker: one engine, one queue.
+        rt = app_runtime(settings)
         embedded = None
         if worker:
-            load_task_modules(settings)
-            embedded = EmbeddedWorker(default_huey(), workers=worker_threads)
+            add_worker_tasks(rt)
+            embedded = EmbeddedWorker(rt.queue, workers=worker_threads)
             embedded.start()
         try:
-            uvicorn.run(create_app(), host=host, port=port)
+            uvicorn.run(create_app(runtime=rt), host=host, port=port)
         finally:
             if embedded is not None:
                 embedded.stop()
+            rt.close()
 
     @app.command("worker")
     def worker_command(threads: int = 1) -> None:
         """Run a queue worker (the same SQLite queue as ``serve``, or Redis if configured)."""
+        from foldwise.service.composition import worker_runtime
         from foldwise.service.config import settings
-        from foldwise.service.queue import default_huey, load_task_modules, run_worker
+        from foldwise.service.queue import run_worker
 
-        loaded = load_task_modules(settings)
+        rt = worker_runtime(settings)
         _reclaim_crashed_writes()
-        _echo_err(f"worker on {'redis' if settings.redis_url else 'sqlite'}; tasks from {loaded}")
-        run_worker(default_huey(), workers=threads)
+        _echo_err(
+            f"worker on {'redis' if settings.redis_url else 'sqlite'}; tasks from {rt.task_modules}"
+        )
+        run_worker(rt.queue, workers=threads)
 
     @app.command("queue-ping")
     def queue_ping(timeout: float = 10.0) -> None:
         """Exit 0 if a worker answers a ping task within TIMEOUT seconds (health checks)."""
-        from foldwise.service.queue import default_ping
+        from foldwise.service.config import settings
+        from foldwise.service.queue import make_huey, register_builtin_tasks
 
-        result = default_ping()("pong")
+        result = register_builtin_tasks(make_huey(settings))("pong")
         try:
             answer = result.get(blocking=True, timeout=timeout)
         except Exception as exc:  # huey raises its own timeout type; any failure is "down"
@@ -160,19 +181,17 @@ def register(app: typer.Typer) -> None:
         import json
         import logging
 
-        from foldwise.service.db import SessionLocal
         from foldwise.service.inbox import watch as inbox_watch
-        from foldwise.service.recluster import hooks
 
         if not inbox.is_dir():
             _echo_err(f"{inbox} is not a directory")
             raise typer.Exit(1)
-        hooks.install()  # new unfiled documents schedule a recluster, as uploads do
-        with SessionLocal() as session:
+        rt = command_runtime()  # new unfiled documents schedule a recluster, as uploads do
+        with rt.sessions() as session:
             user_id = _user_or_exit(session, user).id
         if once:
             report = inbox_watch.scan_once(
-                sessions=SessionLocal, user_id=user_id, inbox=inbox, settle_seconds=settle
+                sessions=rt.sessions, user_id=user_id, inbox=inbox, settle_seconds=settle
             )
             typer.echo(json.dumps(dataclasses.asdict(report)))
             return
@@ -180,7 +199,7 @@ def register(app: typer.Typer) -> None:
         _echo_err(f"watching {inbox} for {user!r} (Ctrl-C to stop)")
         try:
             inbox_watch.watch(
-                sessions=SessionLocal,
+                sessions=rt.sessions,
                 user_id=user_id,
                 inbox=inbox,
                 interval_seconds=interval,
@@ -196,14 +215,12 @@ def register(app: typer.Typer) -> None:
         parent_id: Annotated[int | None, typer.Option(help="folder to import under")] = None,
     ) -> None:
         """Import a folder tree: its folders and documents become USER's filed hierarchy."""
-        from foldwise.service.db import SessionLocal
         from foldwise.service.errors import ServiceError
         from foldwise.service.imports import archive, service
-        from foldwise.service.recluster import hooks
         from foldwise.service.users.service import get_by_name
 
-        hooks.install()  # unfiled documents (files at the archive's root) schedule a recluster
-        with SessionLocal() as session:
+        rt = command_runtime()  # unfiled documents (at the archive's root) schedule a recluster
+        with rt.sessions() as session:
             owner = get_by_name(session=session, name=user)
             if owner is None:
                 _echo_err(f"no user {user!r}; create one with: foldwise users create {user}")

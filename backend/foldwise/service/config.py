@@ -134,7 +134,7 @@ class Settings(BaseSettings):
     ocr_page_memory_bytes: int = Field(default=2048 * MiB, gt=0)
     max_page_size: int = Field(default=500, gt=0)
     #: Recluster knobs (``FOLDWISE_RECLUSTER_*``); a test or an app may pass its own to
-    #: ``recluster.runtime.runtime_for``.
+    #: ``composition.app_runtime``.
     recluster: ReclusterSettings = Field(default_factory=ReclusterSettings)
 
     @model_validator(mode="after")

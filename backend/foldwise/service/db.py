@@ -126,13 +126,16 @@ def default_sessions() -> sessionmaker[Session]:
 
 
 def SessionLocal() -> Session:  # noqa: N802  (the name the CLI and tests use)
-    """A new session on the default database (see :func:`default_sessions`)."""
+    """A new plain session on the default database (see :func:`default_sessions`), for the
+    CLI commands that store no documents: the domains' session listeners are installed on a
+    runtime's sessions only (``service/composition.py``)."""
     return default_sessions()()
 
 
 def get_db(request: Request) -> Iterator[Session]:
-    """Yield a session for one request; roll back whatever the request did not commit."""
-    factory = getattr(request.app.state, "session_factory", None) or default_sessions()
+    """Yield a session for one request, from the app's runtime (its session listeners
+    installed); roll back whatever the request did not commit."""
+    factory: sessionmaker[Session] = request.app.state.session_factory
     with factory() as session:
         try:
             yield session
@@ -144,9 +147,9 @@ def get_db(request: Request) -> Iterator[Session]:
 SessionDep = Annotated[Session, Depends(get_db)]
 
 
-def listen_on_every_session(handlers: dict[str, Any]) -> None:
-    """Install ``{event name: handler}`` on every ORM session (idempotent): the domain hooks
-    that act after a commit (recluster scheduling, OCR queueing)."""
+def listen_on_sessions(factory: sessionmaker[Session], handlers: dict[str, Any]) -> None:
+    """Install ``{event name: handler}`` on the sessions ``factory`` makes (only those): the
+    domain hooks that act after a commit (recluster scheduling, OCR queueing), installed by
+    the composition root on its runtime's factory (docs/architecture.md sec. 2)."""
     for name, fn in handlers.items():
-        if not event.contains(Session, name, fn):
-            event.listen(Session, name, fn)
+        event.listen(factory, name, fn)

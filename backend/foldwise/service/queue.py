@@ -1,14 +1,13 @@
 """The task queue: Huey on SQLite (embedded default) or on Redis, with the same task code.
 
-Register a task with::
+A task module (listed in ``settings.task_modules``) registers its tasks on the queue of the
+runtime it is given (``service/composition.py``)::
 
-    from foldwise.service.queue import default_huey
-
-    @default_huey().task()
-    def recluster(user_id: int) -> None: ...
+    def register(rt: Runtime) -> None:
+        @rt.queue.task(name="myapp.recluster")
+        def recluster(user_id: int) -> None: ...
 
 Tasks take ids, not objects, and open, commit and close their own DB session.
-``foldwise worker`` imports ``settings.task_modules`` so that their tasks are registered.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from huey import RedisHuey, SqliteHuey
 from huey.api import Huey
 from huey.consumer import Consumer
 
-from foldwise.service.config import Settings, settings
+from foldwise.service.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -46,28 +45,7 @@ def register_builtin_tasks(queue: Huey) -> Any:
     return ping
 
 
-_default_lock = threading.Lock()
-_default: dict[str, Any] = {}
-
-
-def default_huey() -> Huey:
-    """The queue of the global settings, made at first use (not at import: the embedded queue
-    creates the data directory). Its ``ping`` task is :func:`default_ping`."""
-    with _default_lock:
-        if "huey" not in _default:
-            queue = make_huey(settings)
-            _default["ping"] = register_builtin_tasks(queue)
-            _default["huey"] = queue
-        return _default["huey"]  # type: ignore[no-any-return]
-
-
-def default_ping() -> Any:
-    """The ``foldwise.ping`` task of :func:`default_huey`."""
-    default_huey()
-    return _default["ping"]
-
-
-def load_task_modules(cfg: Settings = settings) -> list[str]:
+def load_task_modules(cfg: Settings) -> list[str]:
     """Import the modules that define tasks; returns those that were found.
 
     A module that does not exist yet is skipped (the default names the module the job

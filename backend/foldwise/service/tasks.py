@@ -1,9 +1,16 @@
-"""The queue tasks of the service (``settings.task_modules``): imported by ``foldwise worker``
-and by ``foldwise serve``'s embedded worker so that their tasks are registered."""
+"""The service's own queue tasks (the default ``settings.task_modules``): recluster jobs and
+OCR of scans. A task module defines ``register(runtime)``; the composition root calls it for
+the app's runtime (the app puts these tasks on the queue) and, for every module of
+``settings.task_modules``, for the worker's (``service/composition.py``)."""
 
-from foldwise.service.ocr import hooks as ocr_hooks  # noqa: F401  (OCR of new scans)
-from foldwise.service.recluster import hooks  # noqa: F401  (automatic reclusters)
-from foldwise.service.recluster.runtime import runtime_for
+from __future__ import annotations
 
-#: Registers ``foldwise.recluster.run_job``, the reaper and its startup hook on the global queue.
-runtime = runtime_for()
+from foldwise.service.ocr import tasks as ocr_tasks
+from foldwise.service.recluster.jobs import tasks as recluster_tasks
+from foldwise.service.recluster.jobs.runtime import Runtime
+
+
+def register(rt: Runtime) -> None:
+    """Register the recluster and OCR tasks on ``rt.queue`` (once per runtime)."""
+    recluster_tasks.register(rt)
+    ocr_tasks.register(rt)

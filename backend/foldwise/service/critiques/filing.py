@@ -27,14 +27,26 @@ from sqlalchemy.orm import Session
 
 from foldwise.service.critiques import consistency
 from foldwise.service.critiques.models import Critique, CritiqueTriple
+from foldwise.service.critiques.tree_state import bump_critique_seq, tree_state
+from foldwise.service.documents import service as documents
 from foldwise.service.documents.models import Document
 from foldwise.service.folders import service as folders
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster import hooks
-from foldwise.service.recluster.service import bump_critique_seq, tree_state
 from foldwise.service.users.models import User
 
 Triple = tuple[int, int, int]
+
+#: ``session.info`` key: users whose filings (critiques, undos, other changes of where things
+#: are) the session's transaction changed. The recluster's session hook takes them after the
+#: commit (recluster/hooks.py) to re-place their documents and schedule their recluster: the
+#: critiques sit below the recluster and do not call it (docs/architecture.md sec. 11).
+CHANGED_USERS = "foldwise.critiques.changed_users"
+
+
+def take_changed_users(session: Session) -> set[int]:
+    """The users :func:`after_change` marked in ``session`` since the last take; forgets them."""
+    users: set[int] = session.info.pop(CHANGED_USERS, set())
+    return users
 
 
 def triples_in_force(*, session: Session, user_id: int) -> dict[Triple, list[int]]:
@@ -50,7 +62,8 @@ def triples_in_force(*, session: Session, user_id: int) -> dict[Triple, list[int
 
 
 def after_change(*, session: Session, user_id: int, new: list[Triple] | None = None) -> None:
-    """Check consistency, count a critique and ask for a recluster after the commit.
+    """Check consistency, count a critique and mark the user for a recluster after the commit
+    (:data:`CHANGED_USERS`).
 
     Shared by :func:`change` and undo: ``ConflictError`` (409) if the triples in force plus
     ``new`` contradict the folders as they are now in ``session``.
@@ -63,7 +76,7 @@ def after_change(*, session: Session, user_id: int, new: list[Triple] | None = N
         new=new or [],
     )
     bump_critique_seq(session=session, user_id=user_id)
-    hooks.request_recluster(session, user_id)
+    session.info.setdefault(CHANGED_USERS, set()).add(user_id)
 
 
 def change(
@@ -180,7 +193,13 @@ def delete_folder(
         )
         result.extend(
             folders.delete_folder(
-                session=session, user=user, folder_id=folder_id, recursive=recursive
+                session=session,
+                user=user,
+                folder_id=folder_id,
+                recursive=recursive,
+                unfile=lambda ids: documents.unfile_folders(
+                    session=session, user=user, folder_ids=ids
+                ),
             )
         )
         critique.folder_id, critique.name = folder_id, by_id[folder_id]["name"]

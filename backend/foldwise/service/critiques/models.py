@@ -1,4 +1,5 @@
-"""Critiques, the explicit triples they state, and rejected document groups."""
+"""Critiques, the explicit triples they state, rejected document groups, and the per-user
+tree state they are counted in."""
 
 from __future__ import annotations
 
@@ -69,3 +70,25 @@ class RejectedGroup(Base):
     document_ids: Mapped[list[int]] = mapped_column(JSON)
     parent_folder_id: Mapped[int | None] = mapped_column(Integer, default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class TreeState(Base):
+    """One row per user: the newest tree version and a counter of critiques.
+
+    Critiques are made on a tree version and counted here (``critiques/tree_state.py``); the
+    recluster, which reads critiques, sets the version. It lives with the critiques because
+    both domains write it and the critiques sit below the recluster (docs/architecture.md
+    sec. 11). A job commits its tree only if both still hold the values it started from (a
+    compare-and-set ``UPDATE``), so a result computed before a critique never replaces a tree
+    that should reflect it; the same ``UPDATE`` serialises concurrent commits on every DB.
+    """
+
+    __tablename__ = "tree_states"
+
+    user_id: Mapped[int] = mapped_column(
+        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
+    )
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    #: Bumped by every critique and every undo.
+    critique_seq: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)

@@ -1,14 +1,14 @@
-"""Critique endpoints: make, list, undo; the triples in force; "which is closer?" questions."""
+"""Critique endpoints: make, list, undo; the triples in force. (The "which is closer?"
+question is asked from the tree: recluster/routes.py.)"""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query, Response
+from fastapi import APIRouter, Body, Depends, Query, Request
 
-from foldwise.service.critiques import questions, service, triples
+from foldwise.service.critiques import service, triples
 from foldwise.service.critiques.schemas import (
-    CloserQuestion,
     CritiqueCreate,
     CritiqueRead,
     CritiqueUndone,
@@ -19,6 +19,15 @@ from foldwise.service.inputs import Offset, RowId
 from foldwise.service.users.auth import CurrentUser
 
 router = APIRouter(prefix="/api", tags=["critiques"])
+
+
+def _find_proposal(request: Request) -> service.FindProposal:
+    """The tree's proposal lookup, which the app's composition root puts in its state."""
+    found: service.FindProposal = request.app.state.find_proposal
+    return found
+
+
+FindProposalDep = Annotated[service.FindProposal, Depends(_find_proposal)]
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "unknown document, folder, proposal or critique (or another user's)"},
@@ -32,10 +41,13 @@ def post_critique(
     body: Annotated[CritiqueCreate, Body()],
     user: CurrentUser,
     session: SessionDep,
+    find_proposal: FindProposalDep,
 ) -> CritiqueRead:
     """Critique the tree: file / move a document, accept / rename / reject a proposal, say a
     document is closer to one than to another, or that it does not belong in a proposal."""
-    critique = service.create_critique(session=session, user=user, body=body)
+    critique = service.create_critique(
+        session=session, user=user, body=body, find_proposal=find_proposal
+    )
     session.commit()  # the debounced recluster is scheduled on commit (critiques/filing.py)
     return service.critique_read(session=session, critique=critique)
 
@@ -69,19 +81,3 @@ def list_triples(user: CurrentUser, session: SessionDep) -> TriplesRead:
     return triples.list_triples(session=session, user=user)
 
 
-@router.get(
-    "/questions/closer",
-    response_model=CloserQuestion,
-    responses={204: {"description": "nothing to ask"}},
-)
-def closer_question(
-    user: CurrentUser,
-    session: SessionDep,
-    exclude: Annotated[
-        list[Annotated[RowId, Query()]],
-        Query(max_length=1000, description="document ids the person skipped: not asked again"),
-    ] = [],  # noqa: B006 (FastAPI copies query defaults)
-) -> CloserQuestion | Response:
-    """Is document a closer to b or to c? Asked where an answer changes the most."""
-    question = questions.closer_question(session=session, user=user, exclude=set(exclude))
-    return question if question is not None else Response(status_code=204)

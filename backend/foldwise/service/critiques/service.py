@@ -4,8 +4,9 @@ other changes of where things are; callers commit (the debounced recluster follo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import combinations
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -28,8 +29,6 @@ from foldwise.service.documents.service import get_document
 from foldwise.service.errors import ConflictError, InvalidInputError, NotFoundError
 from foldwise.service.folders import service as folders
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster import tree
-from foldwise.service.recluster.models import TreeProposal
 from foldwise.service.users.models import User
 
 #: A ``not_in`` critique states (p, q, d) for pairs of at most this many other members (the
@@ -41,40 +40,30 @@ Body = (
 )
 
 
-def _open_proposal(session: Session, user: User, key: str) -> tuple[TreeProposal, list[int]]:
-    """The proposal ``key`` of the newest version, still open, and its current members."""
-    proposal = session.scalar(  # the newest row: a key carries over between versions
-        select(TreeProposal)
-        .where(TreeProposal.user_id == user.id, TreeProposal.key == key)
-        .order_by(TreeProposal.version_id.desc())
-        .limit(1)
-    )
-    if proposal is None:
-        raise NotFoundError(f"proposal {key} not found")
-    latest = tree.latest_version(session=session, user_id=user.id)
-    if latest is None or proposal.version_id != latest.id:
-        raise ConflictError(
-            f"proposal {key} is from an older tree; the current tree is version "
-            f"{latest.number if latest else 0}: reload it"
-        )
-    if key in tree.closed_proposals(session=session, user_id=user.id):
-        raise ConflictError(f"proposal {key} was already accepted or rejected")
-    excluded = tree.not_in_pairs(session=session, user_id=user.id)
-    unfiled = set(
-        session.scalars(
-            select(Document.id).where(
-                Document.user_id == user.id,
-                Document.id.in_(proposal.document_ids),
-                Document.folder_id.is_(None),
-            )
-        )
-    )
-    members = [d for d in proposal.document_ids if d in unfiled and (key, d) not in excluded]
-    return proposal, members
+@dataclass(frozen=True)
+class OpenProposal:
+    """A proposed folder of the user's newest tree version that no critique has closed."""
+
+    key: str
+    parent_folder_id: int | None
+    name: str
+    #: Every member the version proposed.
+    document_ids: list[int]
+    #: Those still unfiled and not taken out of it by a ``not_in`` critique.
+    members: list[int]
+
+
+class FindProposal(Protocol):
+    """Finds the open proposal ``key`` of the user's newest tree version; ``NotFoundError`` for
+    an unknown key, ``ConflictError`` for one of an older version or already accepted or
+    rejected. Proposals are the recluster's output, above this domain: the app's composition
+    root passes ``recluster/tree/proposals.py: open_proposal`` (docs/architecture.md sec. 11)."""
+
+    def __call__(self, *, session: Session, user_id: int, key: str) -> OpenProposal: ...
 
 
 def _apply(
-    session: Session, user: User, body: Body, critique: Critique
+    session: Session, user: User, body: Body, critique: Critique, find_proposal: FindProposal
 ) -> list[tuple[int, int, int]]:
     """Carry out ``body`` (filings, folder creation); returns the explicit triples it states."""
     undo: dict[str, Any] = {}
@@ -92,7 +81,8 @@ def _apply(
             "target": body.folder_id,
         }
     elif isinstance(body, AcceptCritique | RenameCritique | RejectCritique):
-        proposal, members = _open_proposal(session, user, body.proposal_id)
+        proposal = find_proposal(session=session, user_id=user.id, key=body.proposal_id)
+        members = proposal.members
         critique.proposal_id = body.proposal_id
         parent = proposal.parent_folder_id
         if parent is not None and session.get(Folder, parent) is None:
@@ -132,7 +122,7 @@ def _apply(
         triples = [(body.a, body.b, body.c)]
     elif isinstance(body, NotInCritique):
         get_document(session=session, user=user, document_id=body.document_id)
-        proposal, members = _open_proposal(session, user, body.proposal_id)
+        members = find_proposal(session=session, user_id=user.id, key=body.proposal_id).members
         if body.document_id not in members:
             raise InvalidInputError(
                 f"document {body.document_id} is not in proposal {body.proposal_id}"
@@ -149,9 +139,12 @@ def _apply(
     return triples
 
 
-def create_critique(*, session: Session, user: User, body: Body) -> Critique:
+def create_critique(
+    *, session: Session, user: User, body: Body, find_proposal: FindProposal
+) -> Critique:
     """Store a critique, carry out its filings and add its triples, or change nothing.
 
+    ``find_proposal`` looks up the proposal that accept, rename, reject and not_in name.
     Raises ``NotFoundError`` (unknown ids), ``InvalidInputError`` or ``ConflictError`` (e.g. it
     contradicts the triples in force; the message names them). The caller commits.
     """
@@ -159,7 +152,7 @@ def create_critique(*, session: Session, user: User, body: Body) -> Critique:
         session=session,
         user=user,
         kind=body.kind,
-        apply=lambda critique: _apply(session, user, body, critique),
+        apply=lambda critique: _apply(session, user, body, critique, find_proposal),
     )
 
 

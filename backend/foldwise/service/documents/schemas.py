@@ -103,3 +103,12 @@ class DocumentPage(BaseModel):
         """A page from document rows, as the listing endpoints return it."""
         items = [DocumentSummary.model_validate(d) for d in rows]
         return cls(items=items, total=total, offset=offset, limit=limit)
+
+
+class SimilarDocument(BaseModel):
+    """A document near the one shown, with its cosine similarity in [0, 1]."""
+
+    id: int
+    title: str
+    folder_id: int | None
+    similarity: float

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from foldwise.service.db import settings_of
@@ -17,7 +17,7 @@ from foldwise.service.documents.models import EXTRACTED, OCR_PENDING, Document
 from foldwise.service.documents.writers import reclaim_dead_writers
 from foldwise.service.errors import InvalidInputError, NotFoundError, TooLargeError
 from foldwise.service.folders.models import Folder
-from foldwise.service.folders.service import get_folder
+from foldwise.service.folders.service import folder_path, get_folder
 from foldwise.service.users.models import User
 
 _UNSAFE_FILENAME = re.compile(r"[\x00-\x1f\x7f/\\]")
@@ -316,10 +316,20 @@ def list_documents(
     return list(page), total
 
 
+def unfile_folders(*, session: Session, user: User, folder_ids: list[int]) -> int:
+    """Unfile the user's documents in ``folder_ids`` (their folders are about to be deleted);
+    returns how many. Explicit, not only ``ON DELETE SET NULL``, so the count is known and
+    SQLite without foreign keys enabled behaves the same."""
+    result = session.execute(
+        update(Document)
+        .where(Document.user_id == user.id, Document.folder_id.in_(folder_ids))
+        .values(folder_id=None)
+    )
+    return getattr(result, "rowcount", 0) or 0
+
+
 def folder_path_of(*, session: Session, document: Document) -> str | None:
     """The path of the document's folder, ``None`` if unfiled."""
-    from foldwise.service.folders.service import folder_path
-
     if document.folder_id is None:
         return None
     folder = session.get(Folder, document.folder_id)

@@ -1,23 +1,18 @@
-"""Folder endpoints: the tree, create, rename/move, delete, and a folder's documents."""
+"""Folder endpoints: list, create, read one. Moving and deleting a folder are filing changes
+(``critiques/filing_routes.py``); the tree and a folder's documents show documents
+(``documents/folder_routes.py``)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Query, Response, status
+from fastapi import APIRouter, status
 
-from foldwise.service.config import SettingsDep
 from foldwise.service.db import SessionDep
-from foldwise.service.documents import service as documents
-from foldwise.service.documents.schemas import DocumentPage
 from foldwise.service.folders import service
 from foldwise.service.folders.models import Folder
-from foldwise.service.folders.schemas import (
-    FolderCreate,
-    FolderRead,
-    Tree,
-)
-from foldwise.service.inputs import Offset, RowId
+from foldwise.service.folders.schemas import FolderCreate, FolderRead
+from foldwise.service.inputs import RowId
 from foldwise.service.users.auth import CurrentUser
 
 router = APIRouter(prefix="/api/folders", tags=["folders"])
@@ -39,15 +34,6 @@ def folder_read(session: SessionDep, folder: Folder) -> FolderRead:
         created_at=folder.created_at,
         updated_at=folder.updated_at,
     )
-
-
-@router.get("/tree", response_model=Tree)
-def get_tree(user: CurrentUser, session: SessionDep, include_documents: bool = False) -> Response:
-    """The caller's whole hierarchy, with document counts (and documents on request)."""
-    tree = service.build_tree(session=session, user=user, include_documents=include_documents)
-    # Serialized directly: re-validating a tree of 10,000 documents against its own
-    # model would double the time of the endpoint.
-    return Response(tree.model_dump_json(), media_type="application/json")
 
 
 @router.get("", response_model=list[FolderRead])
@@ -83,23 +69,3 @@ def create_folder(body: FolderCreate, user: CurrentUser, session: SessionDep) ->
 def get_folder(folder_id: RowId, user: CurrentUser, session: SessionDep) -> FolderRead:
     """One folder with its path."""
     return folder_read(session, service.get_folder(session=session, user=user, folder_id=folder_id))
-
-
-@router.get("/{folder_id}/documents", response_model=DocumentPage, responses={404: _ERRORS[404]})
-def folder_documents(
-    folder_id: RowId,
-    user: CurrentUser,
-    session: SessionDep,
-    cfg: SettingsDep,
-    offset: Offset = 0,
-    limit: Annotated[int, Query(ge=1, le=500)] = 50,
-) -> DocumentPage:
-    """A page of the documents directly in a folder, by title."""
-    items, total = documents.list_documents(
-        session=session,
-        user=user,
-        folder_id=folder_id,
-        offset=offset,
-        limit=min(limit, cfg.max_page_size),
-    )
-    return DocumentPage.of(items, total=total, offset=offset, limit=limit)

@@ -1,19 +1,18 @@
-"""The folder hierarchy: create, rename, move (no cycles), delete, paths and the whole tree."""
+"""The folder hierarchy: create, rename, move (no cycles), delete, paths. The tree with its
+documents is a documents view (``documents/folder_views.py``)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from operator import itemgetter
-from typing import Any
+from collections.abc import Callable
 
-from sqlalchemy import func, select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from foldwise.service.db import settings_of
-from foldwise.service.documents.models import Document
 from foldwise.service.errors import ConflictError, InvalidInputError, NotFoundError
 from foldwise.service.folders.models import Folder
-from foldwise.service.folders.schemas import FOLDER_NAME_MAX, Tree
+from foldwise.service.folders.schemas import FOLDER_NAME_MAX
 from foldwise.service.users.models import User
 
 
@@ -174,12 +173,20 @@ def update_folder(
 
 
 def delete_folder(
-    *, session: Session, user: User, folder_id: int, recursive: bool = False
+    *,
+    session: Session,
+    user: User,
+    folder_id: int,
+    recursive: bool = False,
+    unfile: Callable[[list[int]], int],
 ) -> tuple[int, int]:
     """Delete a folder. Documents are never deleted: they become unfiled.
 
     Without ``recursive`` a folder that holds subfolders is refused (``ConflictError``); with it,
-    the whole subtree goes. Returns (folders deleted, documents unfiled).
+    the whole subtree goes. ``unfile(folder_ids)`` unfiles the documents of the folders about
+    to go and returns how many (``documents.service.unfile_folders``; the documents domain
+    sits above this one, docs/architecture.md sec. 11). Returns (folders deleted, documents
+    unfiled).
     """
     folder = get_folder(session=session, user=user, folder_id=folder_id)
     ids = subtree_ids(session=session, user=user, root_id=folder.id)
@@ -188,73 +195,8 @@ def delete_folder(
             f"folder {folder_id} has {len(ids) - 1} subfolder(s); "
             "delete with recursive=true to delete them too (their documents become unfiled)"
         )
-    # Explicit, not only ON DELETE SET NULL, so the count is known and SQLite without
-    # foreign keys enabled behaves the same.
-    result = session.execute(
-        update(Document)
-        .where(Document.user_id == user.id, Document.folder_id.in_(ids))
-        .values(folder_id=None)
-    )
-    unfiled = getattr(result, "rowcount", 0)
+    unfiled = unfile(ids)
     for fid in reversed(ids):  # children before parents
         session.delete(session.get(Folder, fid))
         session.flush()
-    return len(ids), unfiled or 0
-
-
-def build_tree(*, session: Session, user: User, include_documents: bool = False) -> Tree:
-    """The user's whole hierarchy with document counts (and, on request, the documents)."""
-    folders = session.execute(
-        select(Folder.id, Folder.name, Folder.parent_id)
-        .where(Folder.user_id == user.id)
-        .order_by(Folder.name, Folder.id)
-    ).all()
-    counts: dict[int | None, int] = dict(
-        session.execute(  # type: ignore[arg-type]
-            select(Document.folder_id, func.count())
-            .where(Document.user_id == user.id)
-            .group_by(Document.folder_id)
-        ).all()
-    )
-    docs: dict[int | None, list[dict[str, Any]]] = defaultdict(list)
-    if include_documents:
-        rows: list[tuple[int, str, int | None]] = [
-            (r[0], r[1], r[2])
-            # Core execution on the session's connection: plain column rows need none of the
-            # ORM's result machinery, which doubles the time for 10,000 rows.
-            for r in session.connection().execute(
-                select(Document.id, Document.title, Document.folder_id).where(
-                    Document.user_id == user.id
-                )
-            )
-        ]
-        # Sorted here, not in SQL: a code-point sort of the titles is a few ms for 10,000
-        # documents, a collated ORDER BY on PostgreSQL several times that.
-        rows.sort(key=itemgetter(1, 0))
-        for did, title, fid in rows:
-            docs[fid].append({"id": did, "title": title})
-    # Plain dicts, validated once at the end: one pass in pydantic-core instead of a model
-    # per document (the tree of 10,000 documents is the hot path of the UI).
-    nodes: dict[int, dict[str, Any]] = {
-        fid: {
-            "id": fid,
-            "name": name,
-            "parent_id": parent,
-            "document_count": counts.get(fid, 0),
-            "documents": docs[fid] if include_documents else None,
-            "children": [],
-        }
-        for fid, name, parent in folders
-    }
-    roots: list[dict[str, Any]] = []
-    for fid, _name, parent in folders:
-        (roots if parent is None else nodes[parent]["children"]).append(nodes[fid])
-    return Tree.model_validate(
-        {
-            "folders": roots,
-            "folder_count": len(nodes),
-            "document_count": sum(counts.values()),
-            "unfiled_count": counts.get(None, 0),
-            "unfiled": docs[None] if include_documents else None,
-        }
-    )
+    return len(ids), unfiled

@@ -1,19 +1,22 @@
-"""New scans are OCRed: after a commit that stored documents waiting for OCR, their tasks
-are queued. Like the recluster hook, it watches sessions, so that every ingestion path
-(upload, batch, import, inbox, CLI) is covered, and acts only after the commit, so that the
-worker finds the documents. A failure to enqueue is logged; the document stays
-``ocr_pending`` and the next worker start-up reads it (ocr/tasks.py)."""
+"""New scans are OCRed: after a commit that stored documents waiting for OCR, their tasks are
+queued. Like the recluster hook, it watches the sessions of a runtime (installed by the
+composition root), so that every ingestion path (upload, batch, import, inbox, CLI) is
+covered, and acts only after the commit, so that the worker finds the documents. A failure
+to enqueue is logged; the document stays ``ocr_pending`` and the next worker start-up reads
+it (ocr/tasks.py)."""
 
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from foldwise.service.db import listen_on_every_session, settings_of
+from foldwise.service.db import listen_on_sessions
 from foldwise.service.documents.models import OCR_PENDING, Document
 from foldwise.service.ocr import tasks
+from foldwise.service.recluster.jobs.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
@@ -30,14 +33,11 @@ def _after_flush(session: Session, _context: Any) -> None:
         session.info.setdefault(_KEY, set()).update(waiting)
 
 
-def _after_commit(session: Session) -> None:
+def _after_commit(rt: Runtime, session: Session) -> None:
     waiting = session.info.pop(_KEY, None)
     if not waiting:
         return
-    from foldwise.service.recluster.runtime import runtime_for
-
     try:
-        rt = runtime_for(settings_of(session), engine=session.get_bind())  # type: ignore[arg-type]
         for document_id in sorted(waiting):
             tasks.enqueue(rt, document_id)
     except Exception:
@@ -48,15 +48,13 @@ def _after_rollback(session: Session) -> None:
     session.info.pop(_KEY, None)
 
 
-def install() -> None:
-    """Listen on every session (idempotent)."""
-    listen_on_every_session(
+def install(rt: Runtime) -> None:
+    """Listen on the sessions of ``rt`` (the composition root calls it once per runtime)."""
+    listen_on_sessions(
+        rt.sessions,
         {
             "after_flush": _after_flush,
-            "after_commit": _after_commit,
+            "after_commit": partial(_after_commit, rt),
             "after_rollback": _after_rollback,
-        }
+        },
     )
-
-
-install()

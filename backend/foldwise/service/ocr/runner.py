@@ -26,7 +26,7 @@ from foldwise.service.documents.models import (
 from foldwise.service.documents.service import blob_store
 from foldwise.service.errors import InvalidInputError
 from foldwise.service.ocr import engine
-from foldwise.service.recluster.runtime import Runtime
+from foldwise.service.recluster.jobs.runtime import Runtime
 
 log = logging.getLogger(__name__)
 

@@ -1,8 +1,5 @@
-"""The OCR task on every runtime's queue, and the resumption of scans at worker start-up.
-
-Registered through ``recluster.runtime.add_registrar`` when this module is imported
-(``foldwise.service.tasks`` for the worker, the app for the embedded worker).
-"""
+"""The OCR task, and the resumption of scans at worker start-up. Registered on a runtime by
+the composition root (``service/tasks.py: register``)."""
 
 from __future__ import annotations
 
@@ -12,15 +9,18 @@ from typing import Any
 from sqlalchemy import select, update
 
 from foldwise.service.documents.models import OCR_PENDING, OCR_RUNNING, Document
-from foldwise.service.recluster.runtime import Runtime, add_registrar
+from foldwise.service.ocr import runner
+from foldwise.service.recluster.jobs.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
 TASK = "foldwise.ocr.read"
 
 
-def _register(rt: Runtime) -> None:
-    from foldwise.service.ocr import runner
+def register(rt: Runtime) -> None:
+    """Register the OCR task and its start-up resumption on ``rt.queue`` (once per runtime)."""
+    if TASK in rt.tasks:
+        return
 
     @rt.queue.task(name=TASK)
     def read(document_id: int) -> None:
@@ -52,5 +52,3 @@ def enqueue(rt: Runtime, document_id: int) -> Any:
     """Put the OCR of ``document_id`` on the runtime's queue."""
     return rt.tasks[TASK](document_id)
 
-
-add_registrar(_register)

@@ -23,9 +23,9 @@ from foldwise import core
 from foldwise.service.critiques.models import Critique, CritiqueTriple, RejectedGroup
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster.models import TreeProposal
 from foldwise.service.recluster.settings import ReclusterSettings
-from foldwise.service.recluster.tree import latest_version
+from foldwise.service.recluster.tree.models import TreeProposal
+from foldwise.service.recluster.tree.versions import latest_version
 
 Progress = Callable[[str, dict[str, int]], None]
 

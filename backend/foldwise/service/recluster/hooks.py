@@ -2,33 +2,35 @@
 filing changes schedule one, debounced. The same new documents get an instant suggestion
 from the user's last fitted model right after the commit (``instant.py``).
 
-The hook watches sessions rather than being called from each ingestion path (JSON post,
-upload, batch, import, CLI), so no path can forget it; it acts only after the commit, so a
-rolled-back upload schedules nothing and the worker always finds the documents it is told
-about. It opens no database session: it puts a ``schedule_auto`` task on the queue
-(``Runtime.request_auto``), which the worker runs and retries. A failure to enqueue is logged,
-never raised: ingestion must not fail because of a recluster.
-"""
+The hook watches the sessions of a runtime (the composition root installs it on the
+runtime's session factory) rather than being called from each ingestion path (JSON post,
+upload, batch, import, inbox, CLI, OCR), so no path can forget it; it acts only after the
+commit, so a rolled-back upload schedules nothing and the worker always finds the documents
+it is told about. It opens no database session: it puts a ``schedule_auto`` task on the
+queue (``Runtime.request_auto``), which the worker runs and retries. A failure to enqueue is
+logged, never raised: ingestion must not fail because of a recluster."""
 
 from __future__ import annotations
 
 import logging
+from functools import partial
 from typing import Any
 
 from sqlalchemy import inspect
 from sqlalchemy.orm import Session
 
+from foldwise.service.critiques import filing
 from foldwise.service.critiques.models import Critique
-from foldwise.service.db import listen_on_every_session, settings_of
+from foldwise.service.db import listen_on_sessions, settings_of
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
+from foldwise.service.recluster import instant
+from foldwise.service.recluster.jobs.runtime import Runtime
 
 log = logging.getLogger(__name__)
 
 _KEY = "foldwise.recluster.users"
 #: user id -> {document id: text} of unfiled documents with text, for instant suggestions.
 _NEW = "foldwise.recluster.new_documents"
-#: Users whose critiques (moves, answers, undos) committed: their documents are re-placed.
-_CRITIQUED = "foldwise.recluster.critiqued"
 
 
 def _after_flush(session: Session, _context: Any) -> None:
@@ -70,41 +72,29 @@ def _text_arrived(obj: object) -> bool:
     return bool(history.added) and obj.text_status not in WITHOUT_TEXT
 
 
-def request_recluster(session: Session, user_id: int) -> None:
-    """Schedule ``user_id``'s debounced recluster once ``session`` commits (changes of where
-    documents and folders are: critiques/filing.py)."""
-    session.info.setdefault(_KEY, set()).add(user_id)
-    session.info.setdefault(_CRITIQUED, set()).add(user_id)
-
-
-def _after_commit(session: Session) -> None:
+def _after_commit(rt: Runtime, session: Session) -> None:
+    # Users whose critiques (moves, answers, undos, other filing changes) committed: their
+    # documents are re-placed and their recluster scheduled (critiques/filing.py marks them).
+    critiqued = filing.take_changed_users(session)
     new = session.info.pop(_NEW, None)
     if new:
         # In the ingest request, before it answers: the document has its suggestion when
         # the client sees it (docs/recluster.md, "Instant suggestions").
-        from foldwise.service.recluster import instant
-
         try:
             instant.suggest_pending(session.get_bind(), settings_of(session), new)  # type: ignore[arg-type]
         except Exception:
             log.exception("instant suggestions for users %s failed", sorted(new))
-    critiqued = session.info.pop(_CRITIQUED, None)
     if critiqued:
         # In the critique's request too: the person sees its effect when the UI reloads
         # the tree after the answer, seconds before the debounced recluster.
-        from foldwise.service.recluster import instant
-
         try:
             instant.replace_pending(session.get_bind(), settings_of(session), critiqued)  # type: ignore[arg-type]
         except Exception:
             log.exception("re-placement after critiques of users %s failed", sorted(critiqued))
-    users = session.info.pop(_KEY, None)
+    users = session.info.pop(_KEY, set()) | critiqued
     if not users:
         return
-    from foldwise.service.recluster.runtime import runtime_for
-
     try:
-        rt = runtime_for(settings_of(session), engine=session.get_bind())  # type: ignore[arg-type]
         for user_id in sorted(users):
             rt.request_auto(user_id)
     except Exception:
@@ -114,18 +104,16 @@ def _after_commit(session: Session) -> None:
 def _after_rollback(session: Session) -> None:
     session.info.pop(_KEY, None)
     session.info.pop(_NEW, None)
-    session.info.pop(_CRITIQUED, None)
+    filing.take_changed_users(session)
 
 
-def install() -> None:
-    """Listen on every session (idempotent)."""
-    listen_on_every_session(
+def install(rt: Runtime) -> None:
+    """Listen on the sessions of ``rt`` (the composition root calls it once per runtime)."""
+    listen_on_sessions(
+        rt.sessions,
         {
             "after_flush": _after_flush,
-            "after_commit": _after_commit,
+            "after_commit": partial(_after_commit, rt),
             "after_rollback": _after_rollback,
-        }
+        },
     )
-
-
-install()

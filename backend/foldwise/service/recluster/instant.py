@@ -25,15 +25,14 @@ from sqlalchemy import Connection, Engine, delete, select
 from sqlalchemy.orm import Session
 
 from foldwise.service.config import Settings
-from foldwise.service.critiques.models import Critique
+from foldwise.service.critiques.models import Critique, TreeState
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster import core_adapter
-from foldwise.service.recluster.models import (
+from foldwise.service.recluster.tree.models import (
     DocumentSuggestion,
     PlacementModel,
     TreePlacement,
-    TreeState,
     TreeVersion,
 )
 

@@ -1,4 +1,5 @@
-"""Recluster endpoints: start a job, read jobs (and follow one as SSE), the extended tree."""
+"""Recluster endpoints: start a job, read jobs (and follow one as SSE), the extended tree and
+its versions, and the "which is closer?" question asked from the newest version."""
 
 from __future__ import annotations
 
@@ -6,18 +7,22 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query, Request
+from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel
-from sqlalchemy import select
 
+from foldwise.service.critiques.schemas import CloserQuestion
 from foldwise.service.db import SessionDep
+from foldwise.service.errors import NotFoundError
 from foldwise.service.inputs import Offset, RowId
-from foldwise.service.recluster import reaper, service, tree
-from foldwise.service.recluster.models import TreeVersion
-from foldwise.service.recluster.runtime import RuntimeDep
-from foldwise.service.recluster.schemas import ExtendedTree, JobPage, JobRead, ReclusterRequest
+from foldwise.service.recluster import questions
+from foldwise.service.recluster.jobs import reaper
+from foldwise.service.recluster.jobs import service as jobs
+from foldwise.service.recluster.jobs.models import ReclusterJob
+from foldwise.service.recluster.jobs.runtime import RuntimeDep
+from foldwise.service.recluster.jobs.schemas import JobPage, JobRead, ReclusterRequest
+from foldwise.service.recluster.tree import service as tree
+from foldwise.service.recluster.tree.schemas import ExtendedTree, TreeVersionRead
 from foldwise.service.users.auth import CurrentUser
 
 router = APIRouter(prefix="/api", tags=["recluster"])
@@ -40,10 +45,10 @@ def start_recluster(
     body: Annotated[ReclusterRequest | None, Body()] = None,
 ) -> JobRead:
     """Start a recluster now; answers the queued job (follow it at /api/jobs/{id}/events)."""
-    job = service.request_recluster(
+    job = jobs.request_recluster(
         session=session, rt=rt, user=user, method=body.method if body else None
     )
-    return service.job_read(job)
+    return jobs.job_read(job)
 
 
 @router.get("/jobs", response_model=JobPage)
@@ -57,17 +62,17 @@ def list_jobs(
     """The caller's jobs, newest first (jobs of dead workers are requeued or failed first)."""
     reaper.reap(rt, user.id)
     session.expire_all()
-    rows, total = service.list_jobs(session=session, user=user, offset=offset, limit=limit)
-    return JobPage(items=[service.job_read(j) for j in rows], total=total)
+    rows, total = jobs.list_jobs(session=session, user=user, offset=offset, limit=limit)
+    return JobPage(items=[jobs.job_read(j) for j in rows], total=total)
 
 
 @router.get("/jobs/{job_id}", response_model=JobRead, responses=_ERRORS)
 def get_job(job_id: RowId, user: CurrentUser, session: SessionDep, rt: RuntimeDep) -> JobRead:
     """One job of the caller."""
-    service.get_job(session=session, user=user, job_id=job_id)
+    jobs.get_job(session=session, user=user, job_id=job_id)
     reaper.reap(rt, user.id)
     session.expire_all()
-    return service.job_read(service.get_job(session=session, user=user, job_id=job_id))
+    return jobs.job_read(jobs.get_job(session=session, user=user, job_id=job_id))
 
 
 @router.get(
@@ -84,10 +89,10 @@ async def job_events(
     def snapshot() -> JobRead:
         reaper.reap(rt, user_id)
         with rt.sessions() as own:
-            job = own.get(service.ReclusterJob, job_id)
+            job = own.get(ReclusterJob, job_id)
             if job is None or job.user_id != user_id:
-                raise service.NotFoundError(f"job {job_id} not found")
-            return service.job_read(job)
+                raise NotFoundError(f"job {job_id} not found")
+            return jobs.job_read(job)
 
     first = await run_in_threadpool(snapshot)  # 404 before the stream starts
 
@@ -128,35 +133,29 @@ def extended_tree(user: CurrentUser, session: SessionDep) -> ExtendedTree:
     return result
 
 
-class TreeVersionRead(BaseModel):
-    """A stored tree version (without its dendrogram)."""
-
-    number: int
-    method: str
-    job_id: int | None
-    critique_seq: int
-    created_at: str
-    n_documents: int
-    stats: dict[str, object]
-
-
 @router.get("/tree/versions", response_model=list[TreeVersionRead])
 def tree_versions(user: CurrentUser, session: SessionDep) -> list[TreeVersionRead]:
     """The caller's tree versions, newest first."""
-    rows = session.scalars(
-        select(TreeVersion)
-        .where(TreeVersion.user_id == user.id)
-        .order_by(TreeVersion.number.desc())
-    )
-    return [
-        TreeVersionRead(
-            number=v.number,
-            method=v.method,
-            job_id=v.job_id,
-            critique_seq=v.critique_seq,
-            created_at=v.created_at.isoformat(),
-            n_documents=len(v.doc_ids),
-            stats=dict(v.stats or {}),
-        )
-        for v in rows
-    ]
+    return tree.list_versions(session=session, user=user)
+
+
+#: The question leads to a critique: listed with the critiques in the API description.
+questions_router = APIRouter(prefix="/api", tags=["critiques"])
+
+
+@questions_router.get(
+    "/questions/closer",
+    response_model=CloserQuestion,
+    responses={204: {"description": "nothing to ask"}},
+)
+def closer_question(
+    user: CurrentUser,
+    session: SessionDep,
+    exclude: Annotated[
+        list[Annotated[RowId, Query()]],
+        Query(max_length=1000, description="document ids the person skipped: not asked again"),
+    ] = [],  # noqa: B006 (FastAPI copies query defaults)
+) -> CloserQuestion | Response:
+    """Is document a closer to b or to c? Asked where an answer changes the most."""
+    question = questions.closer_question(session=session, user=user, exclude=set(exclude))
+    return question if question is not None else Response(status_code=204)

@@ -17,22 +17,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from numpy.typing import NDArray
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from foldwise.core import (
     Hierarchy,
-    common_ancestor_matrix,
+    folder_triples_kept,
     h_correlation,
     hac_linkage,
     hai,
     text_features,
+    triples_kept,
 )
 from foldwise.service.critiques.models import Critique, CritiqueTriple
 from foldwise.service.documents.models import Document
 from foldwise.service.folders import service as folders
-from foldwise.service.recluster.models import TreeVersion
+from foldwise.service.recluster.tree.models import TreeVersion
 from foldwise.service.ui.dendrogram_svg import dendrogram_svg
 from foldwise.service.users.models import User
 
@@ -76,42 +76,6 @@ def _even_sample(ids: Sequence[int], folder_of: dict[int, int], limit: int) -> l
 
 def _finite(value: float) -> float | None:
     return None if math.isnan(value) else round(value, 3)
-
-
-def folder_triples_kept(h: Hierarchy, labels: Sequence[str]) -> tuple[int, int]:
-    """Folder triples (x, y, z), x and y in one folder and z in another, that ``h`` keeps.
-
-    ``h`` keeps (x, y, z) when ca(x, y) lies strictly below ca(x, z). Both are ancestors of
-    x, so that is ca(x, y) being deeper; per x, counting pairs (y, z) with a deeper ca(x, y)
-    is a sort and a binary search. Returns (total, kept).
-    """
-    n = h.n_items
-    depth = h.depth()
-    codes = np.unique(np.asarray(labels), return_inverse=True)[1]
-    total = kept = 0
-    for lo in range(0, n, 128):
-        rows = np.arange(lo, min(lo + 128, n))
-        ca_depth = depth[common_ancestor_matrix(h, rows)]
-        for r, x in enumerate(rows):
-            same = codes == codes[x]
-            same[x] = False
-            d_same = ca_depth[r, same]
-            d_other = np.sort(ca_depth[r, ~same & (np.arange(n) != x)])
-            total += d_same.size * d_other.size
-            kept += int(np.searchsorted(d_other, d_same, side="left").sum())
-    return total, kept
-
-
-def triples_kept(h: Hierarchy, triples: NDArray[np.intp]) -> int:
-    """How many item triples (x, y, z), as rows, have ca(x, y) strictly below ca(x, z)."""
-    if triples.size == 0:
-        return 0
-    depth = h.depth()
-    xs = np.unique(triples[:, 0])
-    ca = common_ancestor_matrix(h, xs)
-    row = {int(x): i for i, x in enumerate(xs)}
-    r = np.array([row[int(x)] for x in triples[:, 0]])
-    return int(np.sum(depth[ca[r, triples[:, 1]]] > depth[ca[r, triples[:, 2]]]))
 
 
 def _critique_triples(session: Session, user: User) -> list[tuple[int, int, int]]:

@@ -23,12 +23,14 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from foldwise.service.config import Settings, SettingsDep
 from foldwise.service.db import SessionDep
 from foldwise.service.documents import service as documents
+from foldwise.service.documents import similar
+from foldwise.service.documents.schemas import SimilarDocument
 from foldwise.service.errors import RateLimitedError, ServiceError
 from foldwise.service.inputs import RowId
 from foldwise.service.rate_limits import LimitsDep
 from foldwise.service.resources import shipped
 from foldwise.service.security_headers import content_security_policy
-from foldwise.service.ui import provenance, quality, similar
+from foldwise.service.ui import provenance, quality
 from foldwise.service.users import auth
 from foldwise.service.users.auth import CurrentUser
 from foldwise.service.users.models import User
@@ -187,14 +189,14 @@ def login_submit(
     return response
 
 
-@api_router.get("/documents/{document_id}/similar", response_model=list[similar.SimilarDocument])
+@api_router.get("/documents/{document_id}/similar", response_model=list[SimilarDocument])
 def similar_documents(
     document_id: RowId,
     user: CurrentUser,
     session: SessionDep,
     response: Response,
     limit: Annotated[int, Query(ge=1, le=50)] = 5,
-) -> list[similar.SimilarDocument]:
+) -> list[SimilarDocument]:
     """The caller's documents whose text is nearest to this one (tf-idf cosine)."""
     _no_store(response)
     documents.get_document(session=session, user=user, document_id=document_id)

@@ -1,4 +1,4 @@
-"""Recluster jobs and tree state (keyword-only functions; callers commit unless told).
+"""Recluster jobs (keyword-only functions; callers commit unless told).
 
 The queue is told about a job only after the job row is committed, so a worker never looks
 for a row that is not there yet.
@@ -8,41 +8,15 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from foldwise.service.db import utcnow
 from foldwise.service.errors import InvalidInputError, NotFoundError
-from foldwise.service.recluster.models import FINAL_STATES, ReclusterJob, TreeState
-from foldwise.service.recluster.runtime import Runtime
-from foldwise.service.recluster.schemas import JobProgress, JobRead
+from foldwise.service.recluster.jobs.models import FINAL_STATES, ReclusterJob
+from foldwise.service.recluster.jobs.runtime import Runtime
+from foldwise.service.recluster.jobs.schemas import JobProgress, JobRead
 from foldwise.service.users.models import User
-
-
-def tree_state(*, session: Session, user_id: int) -> TreeState:
-    """The user's tree state row, created at version 0 on first use."""
-    state = session.get(TreeState, user_id)
-    if state is None:
-        state = TreeState(user_id=user_id, version=0, critique_seq=0)
-        session.add(state)
-        session.flush()
-    return state
-
-
-def bump_critique_seq(*, session: Session, user_id: int) -> int:
-    """Count one more critique (or undo); a running job's result is then stale.
-
-    An ``UPDATE ... SET x = x + 1`` rather than read-modify-write: it takes the row lock on
-    PostgreSQL and the write lock on SQLite, so it serialises with a job's compare-and-set.
-    """
-    tree_state(session=session, user_id=user_id)
-    session.execute(
-        update(TreeState)
-        .where(TreeState.user_id == user_id)
-        .values(critique_seq=TreeState.critique_seq + 1, updated_at=utcnow())
-    )
-    session.expire_all()
-    return tree_state(session=session, user_id=user_id).critique_seq
 
 
 def check_method(method: str | None, rt: Runtime) -> str:

@@ -1,5 +1,6 @@
 """The extended tree as served: the newest tree version laid over the current folders, and
-instant suggestions (``instant.py``) for unfiled documents it does not place.
+instant suggestions (``recluster/instant.py``) for unfiled documents it does not place; and
+the list of versions.
 
 A version is computed once; folders, filings and critiques change afterwards. Serving it over
 the current state keeps the person's own input visible at once: documents filed since drop out
@@ -12,53 +13,24 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from foldwise.service.critiques.models import Critique
+from foldwise.service.critiques.tree_state import tree_state
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster.models import (
+from foldwise.service.recluster.tree.models import (
     DocumentSuggestion,
     TreePlacement,
     TreeProposal,
     TreeVersion,
 )
-from foldwise.service.recluster.schemas import ExtendedFolder, ExtendedTree, Placement
-from foldwise.service.recluster.service import tree_state
+from foldwise.service.recluster.tree.proposals import closed_proposals, not_in_pairs
+from foldwise.service.recluster.tree.schemas import (
+    ExtendedFolder,
+    ExtendedTree,
+    Placement,
+    TreeVersionRead,
+)
+from foldwise.service.recluster.tree.versions import latest_version
 from foldwise.service.users.models import User
-
-
-def latest_version(*, session: Session, user_id: int) -> TreeVersion | None:
-    """The user's newest tree version, if any."""
-    return session.scalar(
-        select(TreeVersion)
-        .where(TreeVersion.user_id == user_id)
-        .order_by(TreeVersion.number.desc())
-        .limit(1)
-    )
-
-
-def closed_proposals(*, session: Session, user_id: int) -> set[str]:
-    """Keys of proposals accepted, renamed or rejected by critiques in force."""
-    return set(
-        session.scalars(
-            select(Critique.proposal_id).where(
-                Critique.user_id == user_id,
-                Critique.kind.in_(("accept", "rename", "reject")),
-                Critique.undone_at.is_(None),
-            )
-        )
-    )
-
-
-def not_in_pairs(*, session: Session, user_id: int) -> set[tuple[str, int]]:
-    """(proposal key, document id) pairs of ``not_in`` critiques in force."""
-    rows = session.execute(
-        select(Critique.proposal_id, Critique.document_id).where(
-            Critique.user_id == user_id,
-            Critique.kind == "not_in",
-            Critique.undone_at.is_(None),
-        )
-    )
-    return {(str(p), int(d)) for p, d in rows if p is not None and d is not None}
 
 
 def extended_tree(*, session: Session, user: User) -> ExtendedTree:
@@ -214,4 +186,25 @@ def _instant_placements(
         for s in rows
         if s.document_id in unfiled
         and (s.document_id in unplaced or s.critique_seq > version_seq >= 0)
+    ]
+
+
+def list_versions(*, session: Session, user: User) -> list[TreeVersionRead]:
+    """``GET /api/tree/versions``: the user's tree versions, newest first."""
+    rows = session.scalars(
+        select(TreeVersion)
+        .where(TreeVersion.user_id == user.id)
+        .order_by(TreeVersion.number.desc())
+    )
+    return [
+        TreeVersionRead(
+            number=v.number,
+            method=v.method,
+            job_id=v.job_id,
+            critique_seq=v.critique_seq,
+            created_at=v.created_at.isoformat(),
+            n_documents=len(v.doc_ids),
+            stats=dict(v.stats or {}),
+        )
+        for v in rows
     ]

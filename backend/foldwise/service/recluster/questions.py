@@ -24,8 +24,8 @@ from foldwise.service.critiques.schemas import CloserQuestion, DocumentRef
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster.core_adapter import representatives
-from foldwise.service.recluster.models import TreePlacement
-from foldwise.service.recluster.tree import latest_version
+from foldwise.service.recluster.tree.models import TreePlacement
+from foldwise.service.recluster.tree.versions import latest_version
 from foldwise.service.users.models import User
 
 #: Candidates (smallest margins first) tried before giving up.

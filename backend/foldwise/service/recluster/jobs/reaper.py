@@ -15,8 +15,8 @@ from typing import Any
 from sqlalchemy import select, update
 
 from foldwise.service.db import utcnow
-from foldwise.service.recluster.models import ReclusterJob
-from foldwise.service.recluster.runtime import Runtime
+from foldwise.service.recluster.jobs.models import ReclusterJob
+from foldwise.service.recluster.jobs.runtime import Runtime
 
 
 def reap(rt: Runtime, user_id: int | None = None) -> list[int]:

@@ -1,5 +1,6 @@
-"""Recluster jobs, the per-user tree state, tree versions with their proposals and placements,
-their placement models and the instant suggestions made with them."""
+"""Tree versions with their proposals and placements, their placement models and the instant
+suggestions made with them. The per-user tree state (version and critique counter) is
+``critiques.models.TreeState``; jobs are ``jobs/models.py``."""
 
 from __future__ import annotations
 
@@ -14,72 +15,11 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     String,
-    Text,
     UniqueConstraint,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
 from foldwise.service.db import Base, utcnow
-
-FINAL_STATES = frozenset({"done", "failed", "stale"})
-
-
-class TreeState(Base):
-    """One row per user: the newest tree version and a counter of critiques.
-
-    A job commits its tree only if both still hold the values it started from (a
-    compare-and-set ``UPDATE``), so a result computed before a critique never replaces a tree
-    that should reflect it; the same ``UPDATE`` serialises concurrent commits on every DB.
-    """
-
-    __tablename__ = "tree_states"
-
-    user_id: Mapped[int] = mapped_column(
-        ForeignKey("users.id", ondelete="CASCADE"), primary_key=True
-    )
-    version: Mapped[int] = mapped_column(Integer, default=0)
-    #: Bumped by every critique and every undo.
-    critique_seq: Mapped[int] = mapped_column(Integer, default=0)
-    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
-
-
-class ReclusterJob(Base):
-    """A recluster request and everything known about its execution."""
-
-    __tablename__ = "recluster_jobs"
-    __table_args__ = (Index("ix_recluster_jobs_user_id_state", "user_id", "state"),)
-
-    id: Mapped[int] = mapped_column(primary_key=True)
-    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
-    state: Mapped[str] = mapped_column(String(16), default="queued")
-    #: ``request`` (POST /api/recluster) or ``auto`` (new documents / critiques, debounced).
-    trigger: Mapped[str] = mapped_column(String(16), default="request")
-    method: Mapped[str] = mapped_column(String(32))
-    #: Debounce: an automatic job does not start before this time (pushed by new arrivals).
-    not_before: Mapped[datetime | None] = mapped_column(default=None)
-    # Progress.
-    phase: Mapped[str] = mapped_column(String(32), default="queued")
-    run: Mapped[int] = mapped_column(Integer, default=0)
-    r_max: Mapped[int] = mapped_column(Integer, default=0)
-    merges_done: Mapped[int] = mapped_column(Integer, default=0)
-    merges_total: Mapped[int] = mapped_column(Integer, default=0)
-    n_documents: Mapped[int] = mapped_column(Integer, default=0)
-    # What the (latest attempt of the) job started from and produced.
-    base_version: Mapped[int | None] = mapped_column(Integer, default=None)
-    base_critique_seq: Mapped[int | None] = mapped_column(Integer, default=None)
-    result_version: Mapped[int | None] = mapped_column(Integer, default=None)
-    # Robustness: attempts after dead workers, reruns after stale results.
-    attempts: Mapped[int] = mapped_column(Integer, default=0)
-    reruns: Mapped[int] = mapped_column(Integer, default=0)
-    worker: Mapped[str | None] = mapped_column(String(200), default=None)
-    heartbeat_at: Mapped[datetime | None] = mapped_column(default=None)
-    error: Mapped[str | None] = mapped_column(Text, default=None)
-    # Timings.
-    created_at: Mapped[datetime] = mapped_column(default=utcnow)
-    started_at: Mapped[datetime | None] = mapped_column(default=None)
-    finished_at: Mapped[datetime | None] = mapped_column(default=None)
-    #: Seconds per phase of the latest attempt, e.g. ``{"load": 0.4, "cluster": 3.1}``.
-    timings: Mapped[dict[str, float]] = mapped_column(JSON, default=dict)
 
 
 class TreeVersion(Base):
@@ -111,7 +51,7 @@ class TreeProposal(Base):
 
     ``key`` is its id ``p-<version>-<n>``, from the version that first proposed it: a later
     version whose proposal has mostly the same members carries the key and the name over
-    (``runner._carry_over``), so one key has a row per version.
+    (``jobs/store.py: carry_over``), so one key has a row per version.
     """
 
     __tablename__ = "tree_proposals"

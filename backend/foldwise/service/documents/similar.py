@@ -1,4 +1,4 @@
-"""Similar documents for the document panel: tf-idf cosine over the person's documents.
+"""Similar documents (the UI's document panel): tf-idf cosine over the person's documents.
 
 The matrix is built once per user and kept until a document is added or deleted (the
 signature below changes; a document's text never changes after upload, and moving or
@@ -13,25 +13,16 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from pydantic import BaseModel
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from foldwise.core import text_features
 from foldwise.service.documents.models import Document
+from foldwise.service.documents.schemas import SimilarDocument
 from foldwise.service.users.models import User
 
 #: Below this many documents the papers' term filter (min count 5) would drop most terms.
 SMALL_COLLECTION = 50
-
-
-class SimilarDocument(BaseModel):
-    """A document near the one shown, with its cosine similarity in [0, 1]."""
-
-    id: int
-    title: str
-    folder_id: int | None
-    similarity: float
 
 
 @dataclass(frozen=True)
