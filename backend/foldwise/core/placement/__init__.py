@@ -3,7 +3,8 @@
 ``_placement`` is the placement model (:class:`FolderPlacement`), ``_levels`` the level
 assignment of its folder posteriors (:class:`Placement`), ``_proposals`` the search for
 proposed folders in a dendrogram, and ``_extended_tree`` puts the three together.
-``_suggest`` places one new document at once with a stored model (no recluster).
+``_novelty`` is the open-set test by neighbourhood. ``_suggest`` places one new document at
+once with a stored model (no recluster).
 """
 
 from foldwise.core.placement._extended_tree import (
@@ -14,6 +15,7 @@ from foldwise.core.placement._extended_tree import (
     proposal_f_score,
 )
 from foldwise.core.placement._levels import Placement
+from foldwise.core.placement._novelty import neighbourhood_novelty
 from foldwise.core.placement._placement import FolderPlacement
 from foldwise.core.placement._suggest import (
     Suggestion,
@@ -31,6 +33,7 @@ __all__ = [
     "Suggestion",
     "TreeFolder",
     "extended_tree",
+    "neighbourhood_novelty",
     "proposal_f_score",
     "restrict_closer",
     "suggest",

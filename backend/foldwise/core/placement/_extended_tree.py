@@ -42,6 +42,7 @@ from sklearn.preprocessing import normalize
 
 from foldwise.core._hierarchy import FolderPath
 from foldwise.core.placement._levels import assign_folder_levels
+from foldwise.core.placement._novelty import neighbourhood_novelty
 from foldwise.core.placement._placement import FolderPlacement
 from foldwise.core.placement._proposals import MIN_PIECE, Group, find_proposals
 
@@ -187,6 +188,7 @@ def extended_tree(
     n_name_terms: int = 3,
     n_explain_terms: int = 5,
     nested_proposals: bool = True,
+    filed_features: sp.spmatrix | NDArray[np.floating] | None = None,
 ) -> ExtendedTree:
     """Extend the person's folders with placed documents and proposed folders (001 Fig. 1).
 
@@ -237,6 +239,11 @@ def extended_tree(
         sibling folders of the person's hierarchy. ``False`` gives flat proposals: each
         holds every document of its topic, under the same name (the service's choice,
         docs/placement.md).
+    filed_features : sparse matrix or ndarray of shape (n_filed, n_placement_terms), optional
+        Placement-feature rows of every filed document the placement model trained on (not
+        only the dendrogram's exemplars). With them, a new document whose nearest
+        neighbours are unusually often new ones may join a proposal even if the classifier
+        would claim it (``neighbourhood_novelty``, docs/placement.md "Open set").
 
     Returns
     -------
@@ -281,6 +288,9 @@ def extended_tree(
     novel = np.zeros(n_docs, dtype=bool)
     if new.size:
         novel[new] = placement.is_novel(P_X[new], novelty_quantile)
+    open_set = np.zeros(n_docs, dtype=bool)
+    if new.size and filed_features is not None:
+        open_set[new] = neighbourhood_novelty(P_X[new], filed_features)
 
     # Weighted unit rows: cohesion and affinity are average weighted cosines (000 eq. 2).
     Xw = sp.csr_matrix(normalize(X @ sp.diags(np.sqrt(w))))
@@ -296,6 +306,7 @@ def extended_tree(
         max_labeled_share,
         novel=novel,
         refinements=refinements,
+        open_set=open_set,
     )
 
     folder_paths = {(): None} | {

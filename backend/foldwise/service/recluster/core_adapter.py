@@ -399,6 +399,11 @@ def _placement_model(inputs: ReclusterInput, options: ReclusterSettings) -> core
     )
 
 
+def _training_rows(inputs: ReclusterInput) -> list[int]:
+    """Rows of ``X_all`` of every filed document the placement model trains on."""
+    return sorted({r for rows in inputs.centroid_rows.values() for r in rows})
+
+
 def _placement_features(inputs: ReclusterInput) -> sp.csr_matrix:
     return inputs.X_place if inputs.X_place is not None else inputs.X_all
 
@@ -428,6 +433,7 @@ def _served_tree(
         placement_features=_placement_features(inputs)[inputs.rows],
         novelty_quantile=options.novelty_quantile,
         nested_proposals=False,
+        filed_features=_placement_features(inputs)[_training_rows(inputs)],
     )
 
     def folder_id(path: tuple[str, ...] | None) -> int | None:
