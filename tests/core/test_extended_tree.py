@@ -314,3 +314,63 @@ def test_flat_proposals_hold_their_whole_topic():
             for d in p.documents:
                 assert flat.placement_of(d).folder == p.path
     assert split >= 1, "no nested proposal to flatten: the test would prove nothing"
+
+
+def test_a_placement_stays_where_it_was_unless_another_folder_is_clearly_better():
+    """previous_folders: a document shown in F before stays in F while F's posterior is
+    within keep_margin of the best; further below, it moves to the best folder."""
+    X, names, truth = topic_corpus(seed=4, own=3, parent=5)
+    labels = label_some(truth, 5, set(), seed=4)
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    model = FolderPlacement().fit(X, labels)
+    plain = extended_tree(Z, X, labels, term_names=names, placement=model)
+    by_doc = {p.document: p for p in plain.placements}
+    close = [d for d, p in by_doc.items() if p.folder == p.best_existing and p.margin < 0.1]
+    far = [d for d, p in by_doc.items() if p.folder == p.best_existing and p.margin > 0.1]
+    assert close and far
+    previous = [None] * len(labels)
+    for d in close + far:
+        previous[d] = by_doc[d].runner_up
+    kept = extended_tree(Z, X, labels, term_names=names, placement=model, previous_folders=previous)
+    for d in close:
+        assert kept.placement_of(d).folder == by_doc[d].runner_up
+    for d in far:
+        assert kept.placement_of(d).folder == by_doc[d].folder
+    # keep_margin=0 is the model's own choice again.
+    again = extended_tree(
+        Z, X, labels, term_names=names, placement=model, previous_folders=previous, keep_margin=0
+    )
+    assert [p.folder for p in again.placements] == [p.folder for p in plain.placements]
+
+
+def test_every_placement_carries_the_question_worth_asking():
+    tree, _, _, _, _ = _tree(0, {("music",)})
+    asked = [p for p in tree.placements if p.question_folder is not None]
+    assert len(asked) == len(tree.placements)
+    for p in asked:
+        assert p.question_folder != p.best_existing
+        assert 0 <= p.question_value <= 0.5 + 1e-9
+        assert 0 <= p.question_answerable <= 1 + 1e-9
+
+
+def test_a_folder_a_critique_ruled_out_is_not_kept():
+    """x closer to a document of its best folder than to one of its previous folder: the
+    previous folder is out (posterior 0), however close it was."""
+    X, names, truth = topic_corpus(seed=4, own=3, parent=5)
+    labels = label_some(truth, 5, set(), seed=4)
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    plain = extended_tree(
+        Z, X, labels, term_names=names, placement=FolderPlacement().fit(X, labels)
+    )
+    d, p = next(
+        (p.document, p)
+        for p in plain.placements
+        if p.folder == p.best_existing and p.margin < 0.1 and p.runner_up[:1] != p.folder[:1]
+    )
+    y = labels.index(p.best_existing)
+    z = labels.index(p.runner_up)
+    model = FolderPlacement().fit(X, labels, triples=[(d, y, z)])
+    previous = [None] * len(labels)
+    previous[d] = p.runner_up
+    tree = extended_tree(Z, X, labels, term_names=names, placement=model, previous_folders=previous)
+    assert tree.placement_of(d).folder == p.best_existing

@@ -14,6 +14,7 @@ from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.queue import EmbeddedWorker
 from foldwise.service.recluster.jobs.runtime import Runtime
+from foldwise.service.recluster.tree.models import TreePlacement
 
 from .helpers import Api
 from .recluster_support import recluster, rt, seed_small, worker
@@ -244,7 +245,22 @@ def test_closer_question(client: TestClient, api: Api, rt: Runtime, worker: Embe
     assert q["a"]["folder_id"] is None and q["tree_version"] == 1
     assert q["b"]["folder_id"] is not None and q["c"]["folder_id"] is not None
     assert q["b"]["folder_id"] != q["c"]["folder_id"] and q["a"]["title"]
-    assert "margin" in q["reason"]
+    assert "an answer moves it with probability" in q["reason"]
+    # The core's choice is served: the likely answerable question of most value, b in the
+    # folder the document is shown in, c in the question's other folder.
+    with rt.sessions() as session:
+        rows = session.scalars(
+            select(TreePlacement).where(TreePlacement.question_folder_id.is_not(None))
+        ).all()
+    first = min(
+        rows,
+        key=lambda pl: (pl.question_answerable < 0.8, -pl.question_value, pl.document_id),
+    )
+    assert q["a"]["id"] == first.document_id
+    assert (q["b"]["folder_id"], q["c"]["folder_id"]) == (
+        first.best_folder_id,
+        first.question_folder_id,
+    )
     # A skipped question is not asked again: the next one is about another document.
     skipped = client.get("/api/questions/closer", params={"exclude": q["a"]["id"]}, headers=h)
     assert skipped.status_code == 204 or skipped.json()["a"]["id"] != q["a"]["id"]

@@ -195,3 +195,34 @@ def test_rename_reject_and_not_in_proposal(page: Page, user: str) -> None:
     expect(undo).to_be_visible()
     page.click("#tab-history")
     expect(page.locator("#history-list > li").first).to_contain_text("Rejected folder")
+
+
+def test_a_question_can_be_skipped_or_answered_with_neither(page: Page, user: str) -> None:
+    """Skip brings the next question at once; "Neither: it belongs elsewhere" is a move of
+    the document asked about, to a folder the person picks, and then the next question."""
+    login(page, user)
+    import_corpus(page)
+    upload(page, [(f"mixed-{i}.txt", mixed_text(i)) for i in range(4)])
+    wait_for_tree_version(page, 1)
+    page.click("#tab-questions")
+    expect(page.locator("#closer-question")).to_be_visible(timeout=RECLUSTER_TIMEOUT_MS)
+    anchor = page.locator("#closer-question .anchor strong")
+    first = anchor.inner_text()
+    page.click("#skip-question")
+    expect(anchor).not_to_have_text(first)
+    second = anchor.inner_text()
+    assert second != first
+
+    page.click("#neither-question")
+    expect(page.locator("#move-dialog")).to_be_visible()
+    expect(page.locator("#move-title")).to_contain_text(second)
+    page.fill("#move-filter", "astro")
+    page.press("#move-filter", "Enter")
+    expect(page.locator("#move-dialog")).to_be_hidden()
+    # The document is filed where the person said, and the panel asks about another one.
+    expect(folder(page, "astronomy").locator(".doc", has_text=second)).to_have_count(1)
+    expect(page.locator("#panel-questions")).not_to_contain_text(second)
+    page.click("#tab-history")
+    latest = page.locator("#history-list > li").first
+    expect(latest).to_contain_text("Moved")
+    expect(latest).to_contain_text(second)

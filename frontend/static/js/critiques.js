@@ -42,6 +42,7 @@ export async function moveDocument(docId, folderId) {
   else offerUndo(`Moved “${d.title}” to ${f.name}`, out.id);
   renderTree();
   refreshView();
+  if (out) document.dispatchEvent(new CustomEvent("foldwise:moved", { detail: { docIds: [docId] } }));
 }
 
 export function moveInModel(d, key, filed) {

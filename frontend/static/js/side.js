@@ -2,7 +2,7 @@
  * the quality report.
  */
 import { api, fail, toast } from "./api.js";
-import { critique } from "./critiques.js";
+import { critique, openMovePicker } from "./critiques.js";
 import { watchJobs } from "./jobs.js";
 import { folderLabel, refreshView, showView, whereLabel } from "./panels.js";
 import { folderKey, refreshTree } from "./tree.js";
@@ -14,12 +14,13 @@ export async function refreshQuestion() {
   const panel = $("#panel-questions");
   let q = null;
   try {
-    q = await api("GET", "/api/questions/closer");
+    // Questions the person skipped are not asked again in this session: the next one comes.
+    const exclude = [...skipped].map((id) => `exclude=${encodeURIComponent(id)}`).join("&");
+    q = await api("GET", `/api/questions/closer${exclude ? `?${exclude}` : ""}`);
   } catch (err) {
     if (err.status !== 404) { panel.innerHTML = `<p class="error">${esc(err.message)}</p>`; return; }
   }
   state.question = q;
-  if (q && q.a && skipped.has(`${q.a.id}-${q.b.id}-${q.c.id}`)) q = null;
   if (!q || !q.a) {
     panel.innerHTML = '<p class="muted" id="no-question">No questions right now. When Foldwise hesitates between two places, it asks here.</p>';
     return;
@@ -35,17 +36,26 @@ export async function refreshQuestion() {
     '<p>is closer to…</p><div class="choices">' +
     `${choice(q.b, "b")}${choice(q.c, "c")}</div>` +
     `<p class="muted small" id="question-reason">${esc(readableReason(q.reason || ""))}</p>` +
-    '<button type="button" id="skip-question" class="link">Skip</button></div>';
+    '<div class="question-other"><button type="button" id="neither-question" class="small">Neither: it belongs elsewhere…</button>' +
+    ' <button type="button" id="skip-question" class="link">Skip</button></div></div>';
   $("#pick-b").onclick = (ev) => { if (!ev.target.closest("[data-open]")) answerQuestion(q, q.b, q.c); };
   $("#pick-c").onclick = (ev) => { if (!ev.target.closest("[data-open]")) answerQuestion(q, q.c, q.b); };
+  // "Neither" is a move: the person names the folder, and the next question follows it.
+  $("#neither-question").onclick = () => openMovePicker({ docs: [q.a.id] });
   $("#skip-question").onclick = () => skipQuestion(q);
 }
+
+// A move of the document a question is about answers it: ask the next one.
+document.addEventListener("foldwise:moved", (ev) => {
+  const q = state.question;
+  if (q && q.a && ev.detail.docIds.includes(q.a.id)) refreshQuestion();
+});
 
 /** The server names documents by id and adds figures; the person knows them by title. */
 export function readableReason(reason) {
   return reason
     .replace(/\bdocument (\d+)\b/g, (_, id) => `“${titleOf(Number(id))}”`)
-    .replace(/\s*\(margin [^)]*\)/g, "")
+    .replace(/\s*\(an answer moves it [^)]*\)/g, "")
     .replace(/;\s*b and c are their most typical documents/, ". The two choices are the most typical documents of each.");
 }
 
@@ -56,11 +66,13 @@ export async function answerQuestion(q, closer, other) {
   setTimeout(refreshQuestion, 600);
 }
 
-export const skipped = new Set(JSON.parse(sessionStorage.getItem("foldwise.skipped") || "[]"));
+/** Ids of documents whose question the person skipped in this browser session. */
+export const skipped = new Set(
+  JSON.parse(sessionStorage.getItem("foldwise.skipped-docs") || "[]").filter(Number.isInteger));
 export async function skipQuestion(q) {
-  skipped.add(`${q.a.id}-${q.b.id}-${q.c.id}`);
-  try { sessionStorage.setItem("foldwise.skipped", JSON.stringify([...skipped].slice(-200))); } catch (_) { /* ignore */ }
-  $("#panel-questions").innerHTML = '<p class="muted" id="no-question">Skipped. Another question comes with the next tree.</p>';
+  skipped.add(q.a.id);
+  try { sessionStorage.setItem("foldwise.skipped-docs", JSON.stringify([...skipped].slice(-200))); } catch (_) { /* ignore */ }
+  await refreshQuestion();
 }
 
 /* -------------------------------------------------------------- history */

@@ -3,7 +3,8 @@
 ``_placement`` is the placement model (:class:`FolderPlacement`), ``_levels`` the level
 assignment of its folder posteriors (:class:`Placement`), ``_proposals`` the search for
 proposed folders in a dendrogram, and ``_extended_tree`` puts the three together.
-``_novelty`` is the open-set test by neighbourhood. ``_suggest`` places one new document at
+``_novelty`` is the open-set test by neighbourhood, ``_questions`` chooses the "which is
+closer?" question worth asking. ``_suggest`` places one new document at
 once with a stored model (no recluster).
 """
 
@@ -17,6 +18,7 @@ from foldwise.core.placement._extended_tree import (
 from foldwise.core.placement._levels import Placement
 from foldwise.core.placement._novelty import neighbourhood_novelty
 from foldwise.core.placement._placement import FolderPlacement
+from foldwise.core.placement._questions import CloserQuestion, closer_questions
 from foldwise.core.placement._suggest import (
     Suggestion,
     restrict_closer,
@@ -26,12 +28,14 @@ from foldwise.core.placement._suggest import (
 )
 
 __all__ = [
+    "CloserQuestion",
     "DocumentPlacement",
     "ExtendedTree",
     "FolderPlacement",
     "Placement",
     "Suggestion",
     "TreeFolder",
+    "closer_questions",
     "extended_tree",
     "neighbourhood_novelty",
     "proposal_f_score",

@@ -45,6 +45,7 @@ from foldwise.core.placement._levels import assign_folder_levels
 from foldwise.core.placement._novelty import neighbourhood_novelty
 from foldwise.core.placement._placement import FolderPlacement
 from foldwise.core.placement._proposals import MIN_PIECE, Group, find_proposals
+from foldwise.core.placement._questions import closer_questions
 
 FolderKind = Literal["existing", "proposed"]
 
@@ -120,7 +121,14 @@ class DocumentPlacement:
         Posterior of ``best_existing`` minus that of ``runner_up``.
     pair_mass : float or None
         Posterior of ``best_existing`` plus that of ``runner_up``: how likely the document
-        belongs to one of the two (a "which is closer?" question about them is answerable).
+        belongs to one of the two.
+    question_folder : FolderPath or None
+        The folder c of the "is it closer to b or to c?" question worth asking about the
+        document, b being ``best_existing`` (``closer_questions``); ``None``: no question.
+    question_value : float or None
+        Expected number of placements the answer changes.
+    question_answerable : float or None
+        Probability that the person has an answer (not a tie).
     """
 
     document: int
@@ -133,6 +141,9 @@ class DocumentPlacement:
     runner_up: FolderPath | None = None
     margin: float | None = None
     pair_mass: float | None = None
+    question_folder: FolderPath | None = None
+    question_value: float | None = None
+    question_answerable: float | None = None
 
 
 @dataclass(frozen=True)
@@ -189,6 +200,8 @@ def extended_tree(
     n_explain_terms: int = 5,
     nested_proposals: bool = True,
     filed_features: sp.spmatrix | NDArray[np.floating] | None = None,
+    previous_folders: Sequence[FolderPath | None] | None = None,
+    keep_margin: float = 0.1,
 ) -> ExtendedTree:
     """Extend the person's folders with placed documents and proposed folders (001 Fig. 1).
 
@@ -244,6 +257,14 @@ def extended_tree(
         only the dendrogram's exemplars). With them, a new document whose nearest
         neighbours are unusually often new ones may join a proposal even if the classifier
         would claim it (``neighbourhood_novelty``, docs/placement.md "Open set").
+    previous_folders : sequence of FolderPath or None, length n_docs, optional
+        The existing folder the previous tree showed each document in (``None``: none).
+        A document stays there unless the model now gives another folder a posterior at
+        least ``keep_margin`` higher: retrained on a few more documents, a classifier flips
+        near-ties either way, and placements that jump between reclusters without a reason
+        teach the person nothing (docs/placement.md, "Placements that stay").
+    keep_margin : float, default=0.1
+        See ``previous_folders``.
 
     Returns
     -------
@@ -258,6 +279,12 @@ def extended_tree(
         )
     if len(labels) != n_docs:
         raise ValueError(f"labels has {len(labels)} entries for {n_docs} documents")
+    if previous_folders is not None and len(previous_folders) != n_docs:
+        raise ValueError(
+            f"previous_folders has {len(previous_folders)} entries for {n_docs} documents"
+        )
+    if not keep_margin >= 0:
+        raise ValueError(f"keep_margin must be >= 0, got {keep_margin!r}")
     if min_proposal_size < MIN_PIECE:
         raise ValueError(
             f"min_proposal_size must be at least {MIN_PIECE}, got {min_proposal_size!r}"
@@ -369,13 +396,21 @@ def extended_tree(
             targets[path] = label_sums[below].sum(axis=0) / max(label_counts[below].sum(), 1.0)
         return targets[path]
 
-    top2 = np.argsort(-proba, axis=1, kind="stable")[:, :2]
-    calibrated = placement.calibrated_confidence(proba.max(axis=1))
+    shown = _kept_folders(proba, placement.folders_, new, previous_folders, keep_margin)
+    questions = dict(
+        zip(
+            map(int, new),
+            closer_questions(proba[new], placement.folders_, known[new], shown=shown[new]),
+            strict=True,
+        )
+    )
+    calibrated = placement.calibrated_confidence(proba[np.arange(n_docs), shown])
     for i in map(int, new):
-        best = placed.best_folder[i]
+        j = int(shown[i])
+        best = placement.folders_[j]
         runner = margin = pair_mass = None
         if proba.shape[1] > 1:
-            j, k = top2[i]
+            k = int(np.argmax(np.where(np.arange(proba.shape[1]) == j, -np.inf, proba[i])))
             runner = placement.folders_[k]
             margin, pair_mass = float(proba[i, j] - proba[i, k]), float(proba[i, j] + proba[i, k])
         if i in in_proposal:
@@ -392,6 +427,7 @@ def extended_tree(
         contrib = Xw[i].toarray().ravel() * target(path)
         order = np.argsort(-contrib, kind="stable")[:n_explain_terms]
         terms = tuple(names[t] for t in order if contrib[t] > 0)
+        question = questions[i]
         placements.append(
             DocumentPlacement(
                 i,
@@ -404,6 +440,9 @@ def extended_tree(
                 runner_up=runner,
                 margin=margin,
                 pair_mass=pair_mass,
+                question_folder=None if question is None else placement.folders_[question.c],
+                question_value=None if question is None else question.value,
+                question_answerable=None if question is None else question.answerable,
             )
         )
 
@@ -442,6 +481,28 @@ def proposal_f_score(
                 best = max(best, 2.0 * hit / (len(got) + len(target)))
         scores.append(best)
     return float(np.mean(scores))
+
+
+def _kept_folders(
+    proba: NDArray[np.float64],
+    folders: Sequence[FolderPath],
+    new: NDArray[np.intp],
+    previous: Sequence[FolderPath | None] | None,
+    keep_margin: float,
+) -> NDArray[np.intp]:
+    """Column of the folder each row is shown in, shape (n_docs,): its most probable one,
+    or the one it was shown in before while that is within ``keep_margin`` of it."""
+    shown = proba.argmax(axis=1) if proba.shape[1] else np.zeros(proba.shape[0], np.intp)
+    if previous is None or not proba.shape[1]:
+        return shown
+    col = {f: j for j, f in enumerate(folders)}
+    for i in map(int, new):
+        before = previous[i]
+        j = col.get(tuple(before)) if before is not None else None
+        # A folder a critique ruled out has posterior 0 (``FolderPlacement._apply_triples``).
+        if j is not None and proba[i, j] > 0 and proba[i, j] >= proba[i, shown[i]] - keep_margin:
+            shown[i] = j
+    return shown
 
 
 def _label_sums(

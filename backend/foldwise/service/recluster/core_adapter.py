@@ -24,7 +24,7 @@ from foldwise.service.critiques.models import Critique, CritiqueTriple, Rejected
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster.settings import ReclusterSettings
-from foldwise.service.recluster.tree.models import TreeProposal
+from foldwise.service.recluster.tree.models import TreePlacement, TreeProposal
 from foldwise.service.recluster.tree.versions import latest_version
 
 Progress = Callable[[str, dict[str, int]], None]
@@ -109,6 +109,10 @@ class ReclusterInput:
     #: The previous version's placement representation, kept unless the other is clearly
     #: better (``FolderPlacement.previous_representation``).
     previous_representation: str | None = None
+    #: Unfiled document id -> the existing folder the previous version showed it in: it stays
+    #: there unless another folder is clearly better (core ``extended_tree``'s
+    #: ``previous_folders``).
+    previous_folder_of: dict[int, int] = field(default_factory=dict)
 
 
 def _folder_paths(folders: dict[int, tuple[int | None, str]]) -> dict[int, tuple[str, ...]]:
@@ -298,6 +302,7 @@ def load_inputs(
         not_in=not_in,
         place_features=place_features,
         previous_representation=_previous_representation(session, user_id),
+        previous_folder_of=_previous_folders(session, user_id),
         stats={
             "exemplars": len(labeled_rows),
             "unfiled": len(unlabeled_rows),
@@ -307,6 +312,21 @@ def load_inputs(
             "explicit_triples": len(explicit),
         },
     )
+
+
+def _previous_folders(session: Session, user_id: int) -> dict[int, int]:
+    """Document id -> the existing folder the user's newest tree version shows it in."""
+    version = latest_version(session=session, user_id=user_id)
+    if version is None:
+        return {}
+    return {
+        int(d): int(f)
+        for d, f in session.execute(
+            select(TreePlacement.document_id, TreePlacement.folder_id).where(
+                TreePlacement.version_id == version.id, TreePlacement.folder_id.is_not(None)
+            )
+        )
+    }
 
 
 def _previous_representation(session: Session, user_id: int) -> str | None:
@@ -345,6 +365,11 @@ class PlacementOut:
     confident_folder_id: int | None = None
     #: Posterior of the best plus the runner-up folder.
     pair_mass: float | None = None
+    #: The question worth asking: c's folder, the expected number of placements the answer
+    #: changes, the probability that the person has an answer (core ``closer_questions``).
+    question_folder_id: int | None = None
+    question_value: float | None = None
+    question_answerable: float | None = None
 
 
 #: Two proposals are "the same" when they share at least this share of the smaller one's
@@ -434,6 +459,10 @@ def _served_tree(
         novelty_quantile=options.novelty_quantile,
         nested_proposals=False,
         filed_features=_placement_features(inputs)[_training_rows(inputs)],
+        previous_folders=[
+            inputs.paths.get(inputs.previous_folder_of.get(d, -1)) if label is None else None
+            for d, label in zip(inputs.doc_ids, inputs.labels, strict=True)
+        ],
     )
 
     def folder_id(path: tuple[str, ...] | None) -> int | None:
@@ -484,6 +513,9 @@ def _served_tree(
                 pair_mass=pl.pair_mass,
                 best_folder_id=folder_id(pl.best_existing),
                 confident_folder_id=folder_id(pl.confident_folder),
+                question_folder_id=folder_id(pl.question_folder),
+                question_value=pl.question_value,
+                question_answerable=pl.question_answerable,
             )
         )
     return proposals, placements

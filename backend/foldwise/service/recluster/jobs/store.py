@@ -79,6 +79,9 @@ def store_version(
                 runner_up_folder_id=pl.runner_up_folder_id,
                 margin=pl.margin,
                 pair_mass=pl.pair_mass,
+                question_folder_id=pl.question_folder_id,
+                question_value=pl.question_value,
+                question_answerable=pl.question_answerable,
             )
         )
 

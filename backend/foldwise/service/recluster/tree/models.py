@@ -102,9 +102,14 @@ class TreePlacement(Base):
     confident_folder_id: Mapped[int | None] = mapped_column(Integer, default=None)
     runner_up_folder_id: Mapped[int | None] = mapped_column(Integer, default=None)
     margin: Mapped[float | None] = mapped_column(Float, default=None)
-    #: Posterior of the best plus the runner-up folder (before calibration): how likely the
-    #: document belongs to one of the two, i.e. how answerable "closer to b or c?" is.
+    #: Posterior of the best plus the runner-up folder (before calibration).
     pair_mass: Mapped[float | None] = mapped_column(Float, default=None)
+    #: The "is it closer to b or to c?" question worth asking (core ``closer_questions``):
+    #: c's folder (b's is ``best_folder_id``), the expected number of placements the answer
+    #: changes, and the probability that the person has an answer.
+    question_folder_id: Mapped[int | None] = mapped_column(Integer, default=None)
+    question_value: Mapped[float | None] = mapped_column(Float, default=None)
+    question_answerable: Mapped[float | None] = mapped_column(Float, default=None)
 
 
 class PlacementModel(Base):

@@ -1,0 +1,104 @@
+"""Which "is a closer to b or to c?" question to ask about a new document (docs/placement.md,
+"Questions").
+
+A person answers from their hierarchy: a is closer to b when a's folder shares a deeper
+common ancestor with b's folder than with c's (001 sec. 3). Let N be the deepest common
+ancestor of b's and c's folders and B, C the subtrees of N's children that hold them. The
+answer is "b" when a belongs in B, "c" when it belongs in C, and a tie (nothing to answer)
+anywhere else. Under the placement model's posterior p, then:
+
+- the question is answerable with probability ``p(B) + p(C)``, times the probability that a
+  belongs to an existing folder at all (a document of a new topic makes every question a
+  tie);
+- with b in a's most probable folder, the answer moves a out of the folder it is shown in
+  with probability about ``min(p(B), p(C))``: that is the expected number of placements the
+  answer changes, and the question to ask is the one where it is largest.
+
+c is chosen among a's most probable folders so that this value is largest; it never lies
+above or below b's folder (then a document in b's folder itself would be a tie), so b and c
+sit in different branches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from foldwise.core._hierarchy import FolderPath
+from foldwise.core.placement._placement import _common_depths
+
+#: Candidates for c: the most probable folders after a's best one.
+_CANDIDATES = 12
+
+
+@dataclass(frozen=True)
+class CloserQuestion:
+    """The question to ask about one document.
+
+    Attributes
+    ----------
+    b, c : int
+        Columns (folders) of the posterior: b is the document's most probable folder.
+    value : float
+        Expected number of placements the answer changes (``min(p(B), p(C))``).
+    answerable : float
+        Probability that the person has an answer (``(p(B) + p(C)) * known``).
+    """
+
+    b: int
+    c: int
+    value: float
+    answerable: float
+
+
+def closer_questions(
+    proba: NDArray[np.float64],
+    folders: Sequence[FolderPath],
+    known: NDArray[np.float64] | None = None,
+    shown: NDArray[np.intp] | None = None,
+) -> list[CloserQuestion | None]:
+    """The best question about each row of ``proba``; ``None`` where none can be asked.
+
+    Parameters
+    ----------
+    proba : ndarray of shape (n_docs, n_folders)
+        Folder posteriors (rows sum to 1).
+    folders : sequence of FolderPath, length n_folders
+        The folders of the columns.
+    known : ndarray of shape (n_docs,), optional
+        Probability that each document belongs to an existing folder (1 if omitted).
+    shown : ndarray of shape (n_docs,), int, optional
+        Column of the folder each document is shown in, which b's folder is (by default its
+        most probable folder).
+
+    Returns
+    -------
+    list of CloserQuestion or None, length n_docs
+    """
+    proba = np.asarray(proba, dtype=np.float64)
+    n_docs, k = proba.shape
+    if k != len(folders):
+        raise ValueError(f"proba has {k} columns for {len(folders)} folders")
+    known = np.ones(n_docs) if known is None else np.asarray(known, dtype=np.float64)
+    depth = _common_depths(folders)
+    lengths = np.array([len(f) for f in folders])
+    out: list[CloserQuestion | None] = []
+    for i in range(n_docs):
+        p = proba[i]
+        order = np.argsort(-p, kind="stable")
+        b = int(order[0]) if shown is None else int(shown[i])
+        best: CloserQuestion | None = None
+        for c in map(int, order[order != b][:_CANDIDATES]):
+            d = depth[b, c]
+            if d == lengths[b] or d == lengths[c]:
+                continue  # one folder holds the other: a document in the outer one is a tie
+            mass_b = float(p[depth[:, b] > d].sum())
+            mass_c = float(p[depth[:, c] > d].sum())
+            value = min(mass_b, mass_c)
+            if best is None or value > best.value:
+                best = CloserQuestion(b, c, value, (mass_b + mass_c) * float(known[i]))
+        out.append(best)
+    return out
