@@ -319,14 +319,12 @@ def _previous_folders(session: Session, user_id: int) -> dict[int, int]:
     version = latest_version(session=session, user_id=user_id)
     if version is None:
         return {}
-    return {
-        int(d): int(f)
-        for d, f in session.execute(
-            select(TreePlacement.document_id, TreePlacement.folder_id).where(
-                TreePlacement.version_id == version.id, TreePlacement.folder_id.is_not(None)
-            )
+    rows = session.execute(
+        select(TreePlacement.document_id, TreePlacement.folder_id).where(
+            TreePlacement.version_id == version.id, TreePlacement.folder_id.is_not(None)
         )
-    }
+    )
+    return {int(d): int(f) for d, f in rows if f is not None}
 
 
 def _previous_representation(session: Session, user_id: int) -> str | None:
