@@ -99,6 +99,7 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             env["FOLDWISE_RECLUSTER_R_MAX"] = str(args.r_max)
         # Only the benchmark's reclusters run, so every figure belongs to a known tree.
         env["FOLDWISE_RECLUSTER_AUTO"] = "false"
+        env.update(args.env)
         server = Server(Path(tmp), env=env, source=args.server_src)
         try:
             t0 = time.perf_counter()
@@ -343,6 +344,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--r-max", type=int, default=None, help="biHAC runs (server default)")
     parser.add_argument("--json", type=Path, help="write every run and the medians here")
     parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting for the server, e.g. FOLDWISE_RECLUSTER_KEEP_MARGIN=0 (repeatable)",
+    )
+    parser.add_argument(
         "--server-src",
         type=Path,
         help="serve this checkout's backend/ directory instead (compare with a baseline)",
@@ -351,6 +359,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.questions < 0 or args.moves < 0:
         print("service_eval: --questions and --moves must be >= 0", file=sys.stderr)
         return 2
+    if any("=" not in e or not e.startswith("FOLDWISE_") for e in args.env):
+        print("service_eval: --env takes FOLDWISE_NAME=VALUE", file=sys.stderr)
+        return 2
+    args.env = dict(e.split("=", 1) for e in args.env)
     try:
         corpus = load_corpus(args.corpus)
         for setting in args.settings:  # fail on a corpus that cannot be split before any run

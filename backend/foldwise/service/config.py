@@ -54,6 +54,10 @@ class ReclusterSettings(BaseSettings):
     #: this quantile of held-out documents of existing folders (core ``is_novel``); unset:
     #: from the folder sizes (``FolderPlacement.novelty_quantile``).
     novelty_quantile: float | None = Field(default=None, gt=0, le=1)
+    #: A document stays in the folder the previous tree version showed it in unless another
+    #: folder's posterior is at least this much higher (core ``extended_tree``,
+    #: docs/placement.md "Placements that stay"); 0: always the most probable folder.
+    keep_margin: float = Field(default=0.1, ge=0, le=1)
     #: At most this many unfiled documents per recluster (the newest are kept).
     max_unfiled: int = Field(default=5000, ge=1)
     #: biHAC's learning rate and run limits (000 sec. 4; the paper's values).

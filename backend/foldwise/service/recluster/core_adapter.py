@@ -457,6 +457,7 @@ def _served_tree(
         novelty_quantile=options.novelty_quantile,
         nested_proposals=False,
         filed_features=_placement_features(inputs)[_training_rows(inputs)],
+        keep_margin=options.keep_margin,
         previous_folders=[
             inputs.paths.get(inputs.previous_folder_of.get(d, -1)) if label is None else None
             for d, label in zip(inputs.doc_ids, inputs.labels, strict=True)
