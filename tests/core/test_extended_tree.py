@@ -10,7 +10,14 @@ from scipy.spatial.distance import pdist
 from sklearn.preprocessing import normalize
 from synthetic_topics import label_some, topic_corpus
 
-from foldwise.core import ExtendedTree, FolderPlacement, TreeFolder, extended_tree, proposal_f_score
+from foldwise.core import (
+    ExtendedTree,
+    FolderPlacement,
+    TreeFolder,
+    extended_tree,
+    proposal_f_score,
+    same_proposal,
+)
 
 
 def _tree(seed, hidden, **kwargs):
@@ -374,3 +381,37 @@ def test_a_folder_a_critique_ruled_out_is_not_kept():
     previous[d] = p.runner_up
     tree = extended_tree(Z, X, labels, term_names=names, placement=model, previous_folders=previous)
     assert tree.placement_of(d).folder == p.best_existing
+
+
+def test_a_rejected_proposal_is_not_made_again_and_its_documents_are_placed():
+    tree, _, _, _, _ = _tree(0, {("music",)})
+    (proposal,) = tree.proposals()
+    members = set(proposal.documents)
+    X, names, truth = topic_corpus(seed=0)
+    labels = label_some(truth, 5, {("music",)}, seed=0)
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    again = extended_tree(Z, X, labels, term_names=names, rejected=[members])
+    assert not any(same_proposal(set(p.documents), members) for p in again.proposals())
+    for d in members:
+        placed = again.placement_of(d)
+        assert placed.folder == placed.best_existing  # an existing folder, not a proposal
+
+
+def test_a_document_taken_out_of_a_proposal_stays_out_of_its_successor():
+    tree, _, _, _, _ = _tree(1, {("music",)})
+    (proposal,) = tree.proposals()
+    d = proposal.documents[0]
+    X, names, truth = topic_corpus(seed=1)
+    labels = label_some(truth, 5, {("music",)}, seed=1)
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    again = extended_tree(Z, X, labels, term_names=names, taken_out=[(d, set(proposal.documents))])
+    (successor,) = again.proposals()
+    assert d not in successor.documents
+    assert set(successor.documents) == set(proposal.documents) - {d}
+    assert again.placement_of(d).folder == again.placement_of(d).best_existing
+
+
+def test_same_proposal_is_half_of_the_smaller_one():
+    assert same_proposal({1, 2, 3, 4}, {3, 4, 5, 6, 7, 8})
+    assert not same_proposal({1, 2, 3, 4, 5}, {5, 6, 7})
+    assert not same_proposal(set(), {1})

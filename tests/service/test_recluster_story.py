@@ -69,7 +69,7 @@ def _path(tree: dict, folder_id: int) -> str:
 
 
 def test_story(sqlite_settings: Settings) -> None:
-    options = fast_options(auto=True, debounce_seconds=0.5, r_max=20, r_ni=5)
+    options = fast_options(auto=True, debounce_seconds=3, r_max=20, r_ni=5)
     rt: Runtime = app_runtime(sqlite_settings, options)
     alice = seed_python_docs(rt, "alice", held_back=(ASYNCIO, EMAIL), create_new=False)
     h = alice["headers"]
@@ -77,12 +77,20 @@ def test_story(sqlite_settings: Settings) -> None:
     embedded.start()
     try:
         with TestClient(create_app(runtime=rt)) as client:
+            # Batches: a few commits in quick succession, so that the debounced automatic
+            # recluster sees every new document however loaded the machine is (162 single
+            # posts raced the debounce).
             truth: dict[int, str] = {}
-            for folder, path in alice["fresh"]:
-                body = {"text": path.read_text(), "filename": path.name}
-                response = client.post("/api/documents", json=body, headers=h)
+            fresh = alice["fresh"]
+            for start in range(0, len(fresh), 50):
+                chunk = fresh[start : start + 50]
+                body = {
+                    "documents": [{"text": p.read_text(), "filename": p.name} for _, p in chunk]
+                }
+                response = client.post("/api/documents/batch", json=body, headers=h)
                 assert response.status_code == 201, response.text
-                truth[response.json()["document"]["id"]] = folder
+                for r, (folder, _) in zip(response.json()["results"], chunk, strict=True):
+                    truth[r["document"]["id"]] = folder
             job = _auto_job(client, h, after=0)
             events = _follow(client, h, job["id"])
             assert events[-1]["state"] == "done" and events[-1]["result_version"] == 1

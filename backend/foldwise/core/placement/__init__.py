@@ -18,6 +18,7 @@ from foldwise.core.placement._extended_tree import (
 from foldwise.core.placement._levels import Placement
 from foldwise.core.placement._novelty import neighbourhood_novelty
 from foldwise.core.placement._placement import FolderPlacement
+from foldwise.core.placement._proposals import same_proposal
 from foldwise.core.placement._questions import CloserQuestion, closer_questions
 from foldwise.core.placement._suggest import (
     Suggestion,
@@ -40,6 +41,7 @@ __all__ = [
     "neighbourhood_novelty",
     "proposal_f_score",
     "restrict_closer",
+    "same_proposal",
     "suggest",
     "suggest_rows",
     "update_placement",

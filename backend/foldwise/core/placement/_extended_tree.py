@@ -31,7 +31,7 @@ stay where they are; proposals only take new documents.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -44,7 +44,12 @@ from foldwise.core._hierarchy import FolderPath
 from foldwise.core.placement._levels import assign_folder_levels
 from foldwise.core.placement._novelty import neighbourhood_novelty
 from foldwise.core.placement._placement import FolderPlacement
-from foldwise.core.placement._proposals import MIN_PIECE, Group, find_proposals
+from foldwise.core.placement._proposals import (
+    MIN_PIECE,
+    Group,
+    find_proposals,
+    honour_critiques,
+)
 from foldwise.core.placement._questions import closer_questions
 
 FolderKind = Literal["existing", "proposed"]
@@ -202,6 +207,8 @@ def extended_tree(
     filed_features: sp.spmatrix | NDArray[np.floating] | None = None,
     previous_folders: Sequence[FolderPath | None] | None = None,
     keep_margin: float = 0.1,
+    rejected: Sequence[Collection[int]] = (),
+    taken_out: Sequence[tuple[int, Collection[int]]] = (),
 ) -> ExtendedTree:
     """Extend the person's folders with placed documents and proposed folders (001 Fig. 1).
 
@@ -265,6 +272,12 @@ def extended_tree(
         teach the person nothing (docs/placement.md, "Placements that stay").
     keep_margin : float, default=0.1
         See ``previous_folders``.
+    rejected : sequence of collections of int
+        Member rows of proposals the person rejected: the same proposal
+        (``same_proposal``) is not made again, its documents are placed in existing folders.
+    taken_out : sequence of (int, collection of int)
+        A row the person said does not belong in a proposal, with that proposal's member
+        rows: it stays out of every proposal that is the same as that one.
 
     Returns
     -------
@@ -335,6 +348,7 @@ def extended_tree(
         refinements=refinements,
         open_set=open_set,
     )
+    groups = honour_critiques(groups, rejected, taken_out)
 
     folder_paths = {(): None} | {
         f[:d]: None

@@ -23,7 +23,7 @@ get, not a constant.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -57,6 +57,11 @@ class Group:
 #: one of the person's folders is left to the placement (a known document pulled into a
 #: proposal is a wrong placement for the person). Service benchmark, docs/placement.md.
 NOVELTY_GATE = 0.5
+#: Two proposals are "the same" when they share at least this share of the smaller one's
+#: members (``same_proposal``): a rejected group is not proposed again, and a document taken
+#: out of a proposal stays out of its successors.
+SAME_PROPOSAL_OVERLAP = 0.5
+
 #: A document whose neighbourhood is new still stays out of proposals when the novelty model
 #: gives it at least this probability of belonging to an existing folder (on the PHP manual,
 #: 10 instead of 13-15 known documents per run in proposals, the hidden ones as before).
@@ -547,6 +552,46 @@ def _split(ctx: _Context, group: Group, split_below: float, min_size: int) -> Gr
         # the bigger side for a division.
         v = a if len(A) >= len(B) else b
     return group
+
+
+def same_proposal(a: Collection[int], b: Collection[int]) -> bool:
+    """Whether member sets ``a`` and ``b`` are one proposal: they share at least
+    ``SAME_PROPOSAL_OVERLAP`` of the smaller one's members."""
+    a, b = set(a), set(b)
+    return bool(a and b) and len(a & b) >= SAME_PROPOSAL_OVERLAP * min(len(a), len(b))
+
+
+def honour_critiques(
+    groups: list[Group],
+    rejected: Sequence[Collection[int]],
+    taken_out: Sequence[tuple[int, Collection[int]]],
+) -> list[Group]:
+    """``groups`` as the person's critiques of earlier proposals allow (docs/placement.md,
+    "Critiques that stick").
+
+    A group that is the same proposal as one the person rejected (``same_proposal``) is
+    dropped: its documents are placed in existing folders like any other. A document the
+    person took out of a proposal ("doesn't belong here") leaves every group that is the same
+    proposal as that one. A group left without documents is dropped.
+    """
+    out = []
+    for group in groups:
+        members = set(group.members)
+        if any(same_proposal(members, r) for r in rejected):
+            continue
+        drop = {d for d, source in taken_out if d in members and same_proposal(members, source)}
+        kept = _without(group, drop) if drop else group
+        if kept is not None:
+            out.append(kept)
+    return out
+
+
+def _without(group: Group, drop: set[int]) -> Group | None:
+    members = tuple(d for d in group.members if d not in drop)
+    if not members:
+        return None
+    parts = tuple(p for p in (_without(p, drop) for p in group.parts) if p is not None)
+    return replace(group, members=members, parts=parts)
 
 
 def common_prefix(a: FolderPath, b: FolderPath) -> FolderPath:

@@ -102,7 +102,7 @@ def _apply(
             # A rejection says "not this group", not "these belong in the parent": filing
             # them there would put a guess into the person's own folders. They stay unfiled;
             # the tree shows each in its best existing folder, and the group is not proposed
-            # again (core_adapter.same_proposal).
+            # again (core.same_proposal).
             undo = {"filed": {}, "target": None}
         else:
             name = body.name if isinstance(body, RenameCritique) else proposal.name

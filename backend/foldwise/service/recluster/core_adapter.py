@@ -370,17 +370,6 @@ class PlacementOut:
     question_answerable: float | None = None
 
 
-#: Two proposals are "the same" when they share at least this share of the smaller one's
-#: members: a rejected group is not proposed again, and a document taken out of a proposal
-#: stays out of its successors.
-SAME_PROPOSAL_OVERLAP = 0.5
-
-
-def same_proposal(a: set[int], b: set[int]) -> bool:
-    """Whether member sets ``a`` and ``b`` are one proposal (see ``SAME_PROPOSAL_OVERLAP``)."""
-    return bool(a and b) and len(a & b) >= SAME_PROPOSAL_OVERLAP * min(len(a), len(b))
-
-
 def _placement_model(inputs: ReclusterInput, options: ReclusterSettings) -> core.FolderPlacement:
     """The recluster's one placement model, fitted on the placement features.
 
@@ -440,11 +429,16 @@ def _served_tree(
 ) -> tuple[list[Proposal], list[PlacementOut]]:
     """The core's extended tree (flat proposals), over document ids.
 
-    The core decides every placement and proposal; here its row indices and folder paths
-    become ids, and the person's critiques of earlier proposals are honoured: a group the
-    person rejected is not proposed again, and a document taken out of a proposal stays out
-    of its successors (both by ``same_proposal``).
+    The core decides every placement and proposal, the person's critiques of earlier
+    proposals included (a rejected group is not proposed again, a document taken out of a
+    proposal stays out of its successors: ``core.same_proposal``); here document ids become
+    rows and rows and folder paths become ids.
     """
+    row_of = {d: i for i, d in enumerate(inputs.doc_ids)}
+
+    def rows(ids: set[int]) -> set[int]:
+        return {row_of[d] for d in ids if d in row_of}
+
     tree = core.extended_tree(
         Z,
         inputs.X,
@@ -462,6 +456,8 @@ def _served_tree(
             inputs.paths.get(inputs.previous_folder_of.get(d, -1)) if label is None else None
             for d, label in zip(inputs.doc_ids, inputs.labels, strict=True)
         ],
+        rejected=[rows(g) for g in inputs.rejected],
+        taken_out=[(row_of[d], rows(ids)) for d, ids in inputs.not_in if d in row_of],
     )
 
     def folder_id(path: tuple[str, ...] | None) -> int | None:
@@ -471,12 +467,6 @@ def _served_tree(
     proposals: list[Proposal] = []
     index_of: dict[tuple[str, ...], int] = {}
     for p in tree.proposals():
-        ids = {inputs.doc_ids[i] for i in p.documents}
-        if any(same_proposal(ids, g) for g in inputs.rejected):
-            continue  # the person rejected (mostly) this group before
-        ids -= {d for d, taken_from in inputs.not_in if d in ids and same_proposal(ids, taken_from)}
-        if not ids:
-            continue
         index_of[p.path] = len(proposals)
         proposals.append(
             Proposal(
@@ -484,28 +474,19 @@ def _served_tree(
                 parent_folder_id=folder_id(p.parent),
                 name=p.name,
                 top_terms=list(p.terms),
-                document_ids=sorted(ids),
+                document_ids=sorted(inputs.doc_ids[i] for i in p.documents),
                 cohesion=round(float(p.cohesion or 0.0), 4),
             )
         )
-    kept = {d for p in proposals for d in p.document_ids}
-    proposed = {p.path for p in tree.proposals()}
     placements = []
     for pl in tree.placements:
-        document_id = inputs.doc_ids[pl.document]
-        proposal = index_of.get(pl.folder) if document_id in kept else None
-        if proposal is None and pl.folder in proposed:
-            # Left out of its proposal by a critique: shown in its most probable folder.
-            folder, confidence = folder_id(pl.best_existing), pl.best_confidence
-        else:
-            folder = None if proposal is not None else folder_id(pl.folder)
-            confidence = pl.confidence
+        proposal = index_of.get(pl.folder)
         placements.append(
             PlacementOut(
-                document_id=document_id,
-                folder_id=folder,
+                document_id=inputs.doc_ids[pl.document],
+                folder_id=None if proposal is not None else folder_id(pl.folder),
                 proposal_index=proposal,
-                confidence=round(confidence, 4),
+                confidence=round(pl.confidence, 4),
                 terms=list(pl.terms),
                 runner_up_folder_id=folder_id(pl.runner_up),
                 margin=pl.margin,

@@ -10,6 +10,7 @@ from scipy.optimize import linear_sum_assignment
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from foldwise import core
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster import core_adapter, instant
@@ -97,7 +98,7 @@ def carry_over(
 
     New proposals are matched one-to-one to the previous version's open ones by member
     overlap (Hungarian assignment on Jaccard, linear_sum_assignment); a pair counts only when
-    it is the same proposal by ``core_adapter.same_proposal``. A matched proposal keeps the
+    it is the same proposal by ``core.same_proposal``. A matched proposal keeps the
     predecessor's key and name, so the person's view and critiques in force (``not_in`` is
     stored by key) follow it across reclusters. Others get ``p-<number>-<index>``.
     """
@@ -123,7 +124,7 @@ def carry_over(
     jaccard = np.array([[len(a & b) / max(len(a | b), 1) for b in old_sets] for a in new_sets])
     rows, cols = linear_sum_assignment(-jaccard)
     for i, j in zip(rows, cols, strict=True):
-        if core_adapter.same_proposal(new_sets[i], old_sets[j]):
+        if core.same_proposal(new_sets[i], old_sets[j]):
             key[proposals[i].index] = previous[j].key
             name[proposals[i].index] = previous[j].name
     return key, name
