@@ -1,0 +1,156 @@
+"""How much can critiques teach the placement of the *other* new documents? An upper bound.
+
+The service benchmark (``bench/service_eval.py``) asks, after 20 answered questions and 10
+moves, how the misplacement of the new documents nobody critiqued changes. This bench plays
+the same protocol in process, on the placement model alone (no server, no dendrogram), and
+retrains it three ways:
+
+- ``moves``: with the moved documents filed where the person put them (what a recluster
+  learns from moves);
+- ``oracle``: with the *true* folder of every critiqued document, moved and asked about
+  alike: more than a person's answers say, and the most any channel that learns from the
+  critiqued documents' labels can get;
+- ``svm``: a tf-idf + LinearSVC retrained with the moved documents, the classifier baseline.
+
+Each figure is the relative change of the misplacement of the documents not critiqued
+(negative: fewer misplaced). Questions are chosen as the service chooses them
+(``core.closer_questions``); the simulated person skips ties.
+
+    python bench/feedback_ceiling.py CORPUS [--settings 2 3] [--seeds 0 1 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.svm import LinearSVC
+
+from foldwise.bench._corpus import CorpusError, load_corpus
+from foldwise.bench.service_protocol import closer_truth, split_for_service
+from foldwise.core import FolderPlacement, closer_questions, text_features
+
+
+def _svm_misplaced(texts, labels, train, test, truth) -> float:
+    vectorizer = TfidfVectorizer(sublinear_tf=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = LinearSVC().fit(vectorizer.fit_transform([texts[i] for i in train]), labels)
+    predicted = model.predict(vectorizer.transform([texts[i] for i in test]))
+    return float(np.mean([p != "/".join(truth[i]) for p, i in zip(predicted, test, strict=True)]))
+
+
+def run(corpus, setting: int, seed: int, questions: int, moves: int) -> dict[str, float]:
+    split = split_for_service(corpus, setting, seed)
+    docs = list(split.filed) + list(split.new)
+    n_filed = len(split.filed)
+    texts = [corpus.texts[i] for i in docs]
+    truth = [tuple(corpus.folders[i]) for i in docs]
+    X, _ = text_features(
+        texts,
+        min_term_count=1,
+        max_terms=100000,
+        min_term_length=2,
+        stop_words=None,
+        keep_digits=True,
+    )  # fmt: skip  (the placement features of the service)
+    labels = [truth[i] if i < n_filed else None for i in range(len(docs))]
+    new = list(range(n_filed, len(docs)))
+    known = [i for i in new if not split.is_hidden(truth[i])]
+    model = FolderPlacement().fit(X, labels)
+    P = model.predict_proba(X)
+    folders = model.folders_
+    asked = closer_questions(P[new], folders, model.known_proba(X[new]))
+    order = sorted(
+        (i for i, q in zip(new, asked, strict=True) if q is not None),
+        key=lambda i: (asked[i - n_filed].answerable < 0.8, -asked[i - n_filed].value, i),
+    )[:questions]
+    answered = [
+        i
+        for i in order
+        if closer_truth(truth[i], folders[asked[i - n_filed].b], folders[asked[i - n_filed].c])
+        != "tie"
+    ]
+    misplaced = [i for i in known if folders[int(P[i].argmax())] != truth[i] and i not in answered]
+    moved = random.Random(seed).sample(misplaced, min(moves, len(misplaced)))
+    critiqued = set(moved) | set(answered)
+    rest = [i for i in known if i not in critiqued]
+
+    def misplacement(labels_after) -> float:
+        after = FolderPlacement(previous_representation=model.representation_).fit(X, labels_after)
+        Q = after.predict_proba(X[rest])
+        return float(
+            np.mean(
+                [after.folders_[int(q.argmax())] != truth[i] for q, i in zip(Q, rest, strict=True)]
+            )
+        )
+
+    before = float(np.mean([folders[int(P[i].argmax())] != truth[i] for i in rest]))
+    with_moves = list(labels)
+    for i in moved:
+        with_moves[i] = truth[i]
+    oracle = list(labels)
+    for i in critiqued:
+        oracle[i] = truth[i]
+    filed_labels = ["/".join(truth[i]) for i in range(n_filed)]
+    svm_before = _svm_misplaced(texts, filed_labels, range(n_filed), rest, truth)
+    svm_after = _svm_misplaced(
+        texts, filed_labels + ["/".join(truth[i]) for i in moved], [*range(n_filed), *moved], rest,
+        truth,
+    )  # fmt: skip
+
+    def change(after: float, base: float) -> float:
+        return (after - base) / base if base else 0.0
+
+    return {
+        "misplaced_before": before,
+        "moves": change(misplacement(with_moves), before),
+        "oracle": change(misplacement(oracle), before),
+        "svm": change(svm_after, svm_before),
+        "critiqued": len(critiqued),
+        "rest": len(rest),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", type=Path)
+    parser.add_argument("--settings", type=int, nargs="+", default=[2, 3], choices=[2, 3])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--questions", type=int, default=20)
+    parser.add_argument("--moves", type=int, default=10)
+    args = parser.parse_args(argv)
+    try:
+        corpus = load_corpus(args.corpus)
+    except CorpusError as exc:
+        print(f"feedback_ceiling: {exc}", file=sys.stderr)
+        return 2
+    rows = []
+    for setting in args.settings:
+        for seed in args.seeds:
+            row = run(corpus, setting, seed, args.questions, args.moves)
+            rows.append(row)
+            print(
+                f"setting={setting} seed={seed} "
+                + " ".join(
+                    f"{k}={v:+.3f}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()
+                ),
+                flush=True,
+            )
+    for key in ("moves", "oracle", "svm"):
+        values = [r[key] for r in rows]
+        print(
+            f"{key}: median {statistics.median(values):+.3f}, "
+            f"range {min(values):+.3f} .. {max(values):+.3f}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
