@@ -110,7 +110,8 @@ class DocumentPlacement:
         right at least 90% of the time). For a document in a proposal, the posterior mass
         of the proposal's parent subtree (003 eq. 9).
     best_existing : FolderPath
-        The most probable existing folder.
+        The existing folder the document belongs in best: the most probable one, or the one
+        the previous tree showed it in while that is within ``keep_margin`` of it.
     best_confidence : float
         The calibrated probability that ``best_existing`` is right (``confidence`` when
         the document is placed there).
