@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text, Update, update
 from sqlalchemy.orm import Mapped, mapped_column
 
 from foldwise.service.db import Base, utcnow
@@ -49,3 +49,16 @@ class ReclusterJob(Base):
     finished_at: Mapped[datetime | None] = mapped_column(default=None)
     #: Seconds per phase of the latest attempt, e.g. ``{"load": 0.4, "cluster": 3.1}``.
     timings: Mapped[dict[str, float]] = mapped_column(JSON, default=dict)
+
+
+def update_owned_attempt(job_id: int, attempt: int) -> Update:
+    """``UPDATE recluster_jobs`` of job ``job_id`` while attempt ``attempt`` still runs it.
+
+    Every write of a running attempt goes through this guard: once the reaper requeued or
+    failed the job, ``attempts`` no longer matches and the write changes no row
+    (``rowcount == 0``), so a lost attempt can neither report progress nor commit."""
+    return update(ReclusterJob).where(
+        ReclusterJob.id == job_id,
+        ReclusterJob.state == "running",
+        ReclusterJob.attempts == attempt,
+    )

@@ -13,11 +13,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from sqlalchemy import update
 from sqlalchemy.orm import Session
 
 from foldwise.service.db import utcnow
-from foldwise.service.recluster.jobs.models import ReclusterJob
+from foldwise.service.recluster.jobs.models import update_owned_attempt
 from foldwise.service.recluster.jobs.runtime import Runtime
 
 log = logging.getLogger(__name__)
@@ -97,13 +96,7 @@ def write_progress(session: Session, *, job_id: int, attempt: int, progress: Pro
     """Write ``progress`` and a heartbeat to job ``job_id`` if ``attempt`` still runs it;
     whether it does. The caller commits."""
     result = session.execute(
-        update(ReclusterJob)
-        .where(
-            ReclusterJob.id == job_id,
-            ReclusterJob.state == "running",
-            ReclusterJob.attempts == attempt,
-        )
-        .values(heartbeat_at=utcnow(), **progress.columns())
+        update_owned_attempt(job_id, attempt).values(heartbeat_at=utcnow(), **progress.columns())
     )
     return result.rowcount == 1  # type: ignore[attr-defined,no-any-return]
 

@@ -20,7 +20,7 @@ from foldwise.service.critiques.models import TreeState
 from foldwise.service.critiques.tree_state import tree_state
 from foldwise.service.db import utcnow
 from foldwise.service.recluster import core_adapter, instant
-from foldwise.service.recluster.jobs.models import ReclusterJob
+from foldwise.service.recluster.jobs.models import ReclusterJob, update_owned_attempt
 from foldwise.service.recluster.jobs.progress import JobLostError, Progress, Reporter
 from foldwise.service.recluster.jobs.runtime import Runtime
 from foldwise.service.recluster.jobs.store import store_version
@@ -97,13 +97,7 @@ def _finish(
     and the phase timings when given; ``False`` if the attempt no longer owns the job."""
     with rt.sessions() as session:
         result = session.execute(
-            update(ReclusterJob)
-            .where(
-                ReclusterJob.id == job_id,
-                ReclusterJob.state == "running",
-                ReclusterJob.attempts == attempt,
-            )
-            .values(
+            update_owned_attempt(job_id, attempt).values(
                 finished_at=utcnow(),
                 heartbeat_at=utcnow(),
                 state=state,
@@ -146,13 +140,7 @@ def _commit(
             session.rollback()
             return "stale"
         mine = session.execute(
-            update(ReclusterJob)
-            .where(
-                ReclusterJob.id == job_id,
-                ReclusterJob.state == "running",
-                ReclusterJob.attempts == attempt,
-            )
-            .values(
+            update_owned_attempt(job_id, attempt).values(
                 state="done",
                 phase="done",
                 result_version=version + 1,
