@@ -66,12 +66,11 @@ class TreeProposal(Base):
     )
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     key: Mapped[str] = mapped_column(String(40))
-    #: Existing parent folder; ``None`` = top level (or under ``parent_key``).
+    #: Existing parent folder; ``None`` = top level. Proposals are flat: none is nested in
+    #: another proposal.
     parent_folder_id: Mapped[int | None] = mapped_column(
         ForeignKey("folders.id", ondelete="SET NULL"), default=None
     )
-    #: A proposal nested in another proposal of the same version.
-    parent_key: Mapped[str | None] = mapped_column(String(40), default=None)
     name: Mapped[str] = mapped_column(String(255))
     top_terms: Mapped[list[str]] = mapped_column(JSON)
     document_ids: Mapped[list[int]] = mapped_column(JSON)

@@ -93,7 +93,7 @@ def extended_tree(*, session: Session, user: User) -> ExtendedTree:
                 kind="proposed",
                 id=p.key,
                 name=p.name,
-                parent_id=p.parent_key or p.parent_folder_id,
+                parent_id=p.parent_folder_id,
                 document_count=len(members),
                 top_terms=list(p.top_terms),
                 document_ids=members,
