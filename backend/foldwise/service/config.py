@@ -64,6 +64,10 @@ class ReclusterSettings(BaseSettings):
     eta: float = Field(default=5.0, gt=0)
     r_max: int = Field(default=50, ge=1)
     r_ni: int = Field(default=10, ge=1)
+    #: Threads of one recluster: the placement model is fitted while the clustering runs,
+    #: and their cross-validation fits are spread over the threads (the result does not
+    #: depend on it; docs/recluster.md "Speed").
+    n_jobs: int = Field(default=2, ge=1)
     #: A running job writes a heartbeat this often ...
     heartbeat_seconds: float = Field(default=5.0, gt=0)
     #: ... and is taken for dead when its heartbeat is older than this.
