@@ -19,6 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from sqlalchemy import select
 from sqlalchemy.orm import Session
+from threadpoolctl import threadpool_limits
 
 from foldwise import core
 from foldwise.service.critiques.models import Critique, CritiqueTriple, RejectedGroup
@@ -535,9 +536,14 @@ def compute(
     The placement model does not depend on the clustering, so with ``options.n_jobs`` of 2
     or more it is fitted in a second thread while the estimator runs (liblinear, BLAS and
     the iHAC kernel release the GIL). Phase ``placement`` is the wait for it afterwards.
+
+    BLAS runs on one thread meanwhile: the parallelism is these threads'. With OpenBLAS's
+    own two threads per call, a recluster on the 2-core bench machine, shared with other
+    work, took 35-42 s of CPU instead of 19 s (its threads spin while they wait), and the
+    extra threads only fought the fits for the cores.
     """
     estimator = _estimator(method, options, report)
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=1) as pool:
         placement = pool.submit(_placement_model, inputs, options) if options.n_jobs > 1 else None
         report("weights" if method in ("biihac", "bihac") else "cluster", {})
         estimator.fit(inputs.X, inputs.labels, inputs.triples)
