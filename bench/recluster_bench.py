@@ -6,13 +6,17 @@ consecutive words. A page is a folder (under its python-docs folders, so the hie
 from ``POST /api/recluster`` to the job being ``done`` (polled at 20 Hz), in two modes:
 
 * ``embedded``: the Huey consumer in the API process, SQLite queue (``foldwise serve``);
-* ``redis``: a separate ``foldwise worker`` process on Redis, sharing the SQLite file.
+* ``redis``: a separate ``foldwise worker`` process on Redis, sharing the SQLite file;
+* ``inprocess``: no queue and no API: ``core_adapter.load_inputs`` and ``compute`` called
+  directly, with the CPU seconds of the process beside the wall clock. On a machine shared
+  with other work the CPU seconds vary much less than the wall clock.
 
 Also reported: the job's phase timings, the documents the recluster saw (exemplars + new), and
 the share of new documents placed in their own folder (chance: 1 %). Usage::
 
     python bench/recluster_bench.py                     # both modes, defaults
     python bench/recluster_bench.py --modes embedded --r-max 20
+    python bench/recluster_bench.py --modes inprocess --n-jobs 1
     python bench/recluster_bench.py --redis redis://127.0.0.1:6379/14
 """
 
@@ -91,7 +95,11 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         max_archive_entries=100_000,
         task_modules=[],
     )
-    options = {"auto": False, "r_max": args.r_max, "method": args.method}
+    options: dict[str, Any] = {"auto": False, "r_max": args.r_max, "method": args.method}
+    if args.r_ni is not None:
+        options["r_ni"] = args.r_ni
+    if args.n_jobs is not None:
+        options["n_jobs"] = args.n_jobs
     rt = app_runtime(cfg, ReclusterSettings(**options))
     entries, fresh = collection(args.corpus, args.folders, args.filed, args.new)
     with rt.sessions() as session:
@@ -106,12 +114,18 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
             )
             truth[doc.id] = folder
         session.commit()
+        user_id = user.id
         parents = {f.id: (f.parent_id, f.name) for f in session.scalars(select(Folder))}
 
     def path(fid: int) -> str:
         parent, fname = parents[fid]
         return (path(parent) + "/" if parent is not None else "") + fname
 
+    if mode == "inprocess":
+        try:
+            return {**_in_process(rt, user_id, options, truth, path), "folders": args.folders}
+        finally:
+            rt.close()
     worker: Any = None
     process: subprocess.Popen[bytes] | None = None
     if mode == "embedded":
@@ -172,6 +186,50 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _in_process(
+    rt: Any, user_id: int, options: dict[str, Any], truth: dict[int, str], path: Any
+) -> dict[str, Any]:
+    """One recluster's load and compute, called directly: wall and CPU seconds per phase."""
+    from foldwise.service.recluster import core_adapter
+    from foldwise.service.recluster.settings import ReclusterSettings
+
+    settings = ReclusterSettings(**options)
+    wall: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    current: list[Any] = ["load", time.perf_counter(), time.process_time()]
+
+    def report(phase: str, _: dict[str, int]) -> None:
+        if phase != current[0]:
+            now, now_cpu = time.perf_counter(), time.process_time()
+            wall[current[0]] = wall.get(current[0], 0.0) + now - current[1]
+            cpu[current[0]] = cpu.get(current[0], 0.0) + now_cpu - current[2]
+            current[:] = [phase, now, now_cpu]
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    with rt.sessions() as session:
+        inputs = core_adapter.load_inputs(
+            session=session, user_id=user_id, options=settings, seed=user_id
+        )
+    out = core_adapter.compute(inputs, method=options["method"], options=settings, report=report)
+    report("done", {})
+    right = sum(
+        p.folder_id is not None and path(p.folder_id) == truth[p.document_id]
+        for p in out.placements
+    )
+    return {
+        "mode": "inprocess",
+        "wall_s": round(time.perf_counter() - t0, 2),
+        "cpu_s": round(time.process_time() - c0, 2),
+        "phase_wall_s": {k: round(v, 2) for k, v in wall.items()},
+        "phase_cpu_s": {k: round(v, 2) for k, v in cpu.items()},
+        "documents_in_recluster": len(inputs.doc_ids),
+        "biHAC_runs": out.stats.get("n_runs"),
+        "n_jobs": getattr(settings, "n_jobs", 1),  # a baseline checkout may not have it
+        "placed_in_own_folder": round(right / len(truth), 3),
+        "proposals": len(out.proposals),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
@@ -180,7 +238,9 @@ def main() -> None:
     parser.add_argument("--new", type=int, default=2, help="new documents per folder")
     parser.add_argument("--method", default="biihac")
     parser.add_argument("--r-max", type=int, default=50)
-    parser.add_argument("--modes", default="embedded,redis")
+    parser.add_argument("--r-ni", type=int, default=None, help="default: the service's")
+    parser.add_argument("--n-jobs", type=int, default=None, help="default: the service's")
+    parser.add_argument("--modes", default="embedded,redis", help="embedded,redis,inprocess")
     parser.add_argument(
         "--redis", default=os.environ.get("FOLDWISE_TEST_REDIS", "redis://127.0.0.1:6379/14")
     )

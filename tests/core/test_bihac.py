@@ -113,3 +113,15 @@ def test_self_labeling_keeps_real_constraints_and_skips_triple_items():
     assert plain.placement_ is None and len(plain.self_labeled_) == 0
     with pytest.raises(ValueError, match="self_label"):
         BiiHAC(self_label=1.5).fit(X, labels)
+
+
+def test_biihac_with_threads_gives_the_same_tree():
+    """With n_jobs=2 the self-labeling model is fitted while the weights are learned."""
+    rng = np.random.default_rng(4)
+    X, folders = _topics(rng)
+    labels = [f if i % 3 else None for i, f in enumerate(folders)]
+    one = BiiHAC(r_max=5).fit(X, labels)
+    two = BiiHAC(r_max=5, n_jobs=2).fit(X, labels)
+    np.testing.assert_array_equal(two.linkage_, one.linkage_)
+    np.testing.assert_array_equal(two.weights_, one.weights_)
+    np.testing.assert_array_equal(two.self_labeled_, one.self_labeled_)

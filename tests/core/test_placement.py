@@ -302,3 +302,17 @@ def test_a_clearly_better_representation_replaces_the_previous_one(corpus):
             labels[int(i)] = f
     model = FolderPlacement(previous_representation="plain").fit(X, labels)
     assert model.representation_ == "latent"
+
+
+def test_threads_fit_the_same_model():
+    """n_jobs spreads the cross-validation fits over threads; the model is the same."""
+    X, _, truth = topic_corpus(seed=3)
+    labels = _labels(truth)
+    one = FolderPlacement().fit(X, labels)
+    two = FolderPlacement(n_jobs=2).fit(X, labels)
+    assert two.representation_ == one.representation_
+    for name in ("coef_", "intercept_", "components_", "calibration_x_", "novelty_coef_"):
+        np.testing.assert_array_equal(getattr(two, name), getattr(one, name))
+    assert two.temperature_ == one.temperature_
+    with pytest.raises(ValueError, match="n_jobs"):
+        FolderPlacement(n_jobs=0).fit(X, labels)

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from foldwise.core._hierarchy import FolderPath, Hierarchy
 from foldwise.core.constraints._constraints import Constraints, TripleSet
-from foldwise.core.hac._ihac import cosine_distances, ihac_from_distances, unit_rows
+from foldwise.core.hac._ihac import distances_of_unit_rows, ihac_from_distances, unit_rows
 from foldwise.core.measures._h_correlation import h_correlation
 
 RunProgress = Callable[[int, int], None]
@@ -99,7 +99,8 @@ def _closest_admissible(state: _ClusterState, U: sp.csr_matrix, c: int, exclude:
     sparse product with the documents and a bincount give every cluster's similarity.
     """
     members = state.members[c]
-    s_c = np.asarray(U[members].sum(axis=0)).ravel()
+    # In U's dtype: a float64 vector would make scipy copy U's data on every product.
+    s_c = _row_sum(U, members).astype(U.dtype)
     per_doc = U @ s_c
     total = np.bincount(state.label, weights=per_doc, minlength=2 * state.n)
     size = np.bincount(state.label, minlength=2 * state.n)
@@ -115,8 +116,24 @@ def _closest_admissible(state: _ClusterState, U: sp.csr_matrix, c: int, exclude:
     return None
 
 
+def _row_sum(X: sp.csr_matrix, rows: list[int]) -> NDArray[np.float64]:
+    """Sum of ``X[rows]``, shape (n_terms,), read straight from the CSR arrays.
+
+    ``X[rows].sum(axis=0)`` builds a sparse matrix per call; biHAC asks for thousands of
+    cluster sums per run, and that overhead was the largest part of a run.
+    """
+    r = np.asarray(rows, dtype=np.intp)
+    starts, stops = X.indptr[r], X.indptr[r + 1]
+    lengths = stops - starts
+    # Positions of every stored entry of the rows in X.data / X.indices.
+    offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
+    pos = offsets + np.arange(int(lengths.sum()))
+    sums = np.bincount(X.indices[pos], weights=X.data[pos], minlength=X.shape[1])
+    return np.asarray(sums, dtype=np.float64)
+
+
 def _centroid(X: sp.csr_matrix, members: list[int]) -> NDArray[np.float64]:
-    return np.asarray(X[members].mean(axis=0), dtype=np.float64).ravel()
+    return _row_sum(X, members) / len(members)
 
 
 def adapt_weights(
@@ -171,8 +188,8 @@ def _one_run(
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], int]:
     """Cluster with ``w``; return (linkage, adapted weights, number of adaptations)."""
     n = X.shape[0]
-    U = unit_rows(X, w)
-    Z, _ = ihac_from_distances(cosine_distances(U))
+    U = sp.csr_matrix(unit_rows(X, w))
+    Z, _ = ihac_from_distances(distances_of_unit_rows(U))
     state = _ClusterState(n, constraints)
     adapted = w.copy()
     n_adapt = 0

@@ -10,6 +10,7 @@ documents; ``triples`` are explicit MLB triples over document indices. Fitted at
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
@@ -156,6 +157,11 @@ class BiiHAC(BiHAC):
         Posterior threshold for self-labeling; ``None`` is the paper's biiHAC.
     cluster_progress : callable, optional
         ``progress(merges_done, merges_total)`` during the final iHAC run.
+    n_jobs : int or None, default=None
+        Threads. With 2 or more, the placement model is fitted in a second thread while
+        the weights are learned (it does not use them, ``FolderPlacement``'s
+        ``use_given_weights`` is off), and its cross-validation fits use ``n_jobs``
+        threads. The result does not depend on it.
 
     Attributes
     ----------
@@ -175,10 +181,12 @@ class BiiHAC(BiHAC):
         self_label: float | None = 0.5,
         progress: Callable[[int, int], None] | None = None,
         cluster_progress: Callable[[int, int], None] | None = None,
+        n_jobs: int | None = None,
     ) -> None:
         super().__init__(eta=eta, r_max=r_max, r_ni=r_ni, progress=progress)
         self.self_label = self_label
         self.cluster_progress = cluster_progress
+        self.n_jobs = n_jobs
 
     def fit(
         self, X: sp.spmatrix | NDArray[np.floating], y: Labels = None, triples: Triples = None
@@ -187,13 +195,25 @@ class BiiHAC(BiHAC):
         if self.self_label is not None and not 0.0 < self.self_label <= 1.0:
             raise ValueError(f"self_label must be in (0, 1] or None, got {self.self_label!r}")
         triple_list = None if triples is None else [tuple(int(v) for v in t) for t in triples]
-        self.bihac_linkage_ = self._learn(X, y, triple_list)
         labels = list(y) if y is not None else None
         self.placement_, self.self_labeled_ = None, np.zeros(0, dtype=np.intp)
-        if labels is not None and self.self_label is not None and any(labels):
-            self.placement_ = FolderPlacement().fit(
-                X, labels, weights=self.weights_, triples=triple_list
-            )
+        self_labeling = labels is not None and self.self_label is not None and any(labels)
+
+        def fit_placement() -> FolderPlacement:
+            # No biHAC weights: FolderPlacement ignores given weights by default
+            # (use_given_weights), so the model can be fitted while they are learned.
+            assert labels is not None
+            return FolderPlacement(n_jobs=self.n_jobs).fit(X, labels, triples=triple_list)
+
+        placement: Future[FolderPlacement] | None = None
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            if self_labeling and self.n_jobs is not None and self.n_jobs != 1:
+                placement = pool.submit(fit_placement)
+            self.bihac_linkage_ = self._learn(X, y, triple_list)
+            if self_labeling:
+                self.placement_ = placement.result() if placement else fit_placement()
+        if self_labeling:
+            assert labels is not None
             self_labels = self._self_labels(X, labels, triple_list)
             Z, violated = self._ihac(X, self_labels, triple_list)
             if violated.any():

@@ -34,11 +34,12 @@ clusters of the tf-idf space, so methods that trust the cluster assumption lose.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
-from typing import TypeAlias
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeAlias, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import Parallel, delayed
 from numpy.typing import ArrayLike, NDArray
 from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator
@@ -54,6 +55,7 @@ from foldwise.core._hierarchy import FolderPath
 from foldwise.core.placement._levels import Placement, assign_folder_levels
 
 Matrix: TypeAlias = sp.spmatrix | NDArray[np.floating]
+_T = TypeVar("_T")
 
 
 class FolderPlacement(BaseEstimator):
@@ -92,6 +94,11 @@ class FolderPlacement(BaseEstimator):
         The representation of the model this one replaces (the previous recluster's). With
         "auto" it is kept unless the other places clearly more held-out documents right (a
         sign test), so that a few new labels do not flip it.
+    n_jobs : int or None, default=None
+        Threads for the cross-validation fits (representation selection, temperature,
+        novelty), which are independent of each other; ``None`` is 1. The fitted model
+        does not depend on it: each fold's SVM is the same whichever thread fits it, and
+        liblinear releases the GIL while it trains.
 
     Attributes
     ----------
@@ -131,6 +138,7 @@ class FolderPlacement(BaseEstimator):
         representation: str = "auto",
         selection_folds: int = 3,
         previous_representation: str | None = None,
+        n_jobs: int | None = None,
     ) -> None:
         self.C = C
         self.n_components = n_components
@@ -142,6 +150,7 @@ class FolderPlacement(BaseEstimator):
         self.representation = representation
         self.selection_folds = selection_folds
         self.previous_representation = previous_representation
+        self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ fitting
 
@@ -195,7 +204,7 @@ class FolderPlacement(BaseEstimator):
         Xw, w = self._weigh(X, w, labeled, y, self.representation_)
         self.term_weights_ = w
         self.components_ = self._fit_components(Xw, self.representation_)
-        F = self._features(Xw)
+        F = self._features(Xw, self.components_)
 
         if len(self.folders_) == 1:
             self.coef_ = np.zeros((1, F.shape[1]))
@@ -231,6 +240,19 @@ class FolderPlacement(BaseEstimator):
             )
         if not isinstance(self.selection_folds, int | np.integer) or self.selection_folds < 2:
             raise ValueError(f"selection_folds must be an int >= 2, got {self.selection_folds!r}")
+        if self.n_jobs is not None and (
+            not isinstance(self.n_jobs, int | np.integer) or self.n_jobs == 0
+        ):
+            raise ValueError(f"n_jobs must be None or a non-zero int, got {self.n_jobs!r}")
+
+    def _parallel(self, task: Callable[..., _T], args: Sequence[Any]) -> list[_T]:
+        """``[task(a) for a in args]`` (a tuple ``a`` is unpacked), on ``n_jobs`` threads."""
+        calls = [a if isinstance(a, tuple) else (a,) for a in args]
+        if self.n_jobs is None or self.n_jobs == 1 or len(calls) < 2:
+            return [task(*a) for a in calls]
+        return list(
+            Parallel(n_jobs=self.n_jobs, prefer="threads")(delayed(task)(*a) for a in calls)
+        )
 
     def _weigh(
         self,
@@ -277,22 +299,26 @@ class FolderPlacement(BaseEstimator):
             members = np.flatnonzero(y == j)
             fold[members] = rng.permutation(members.size) % self.selection_folds
         rows = np.flatnonzero(labeled)
-        right = {}
-        for representation in ("latent", "plain"):
-            hits = np.zeros(y.size, dtype=bool)
-            for f in range(self.selection_folds):
-                train, test = fold != f, fold == f
-                if np.unique(y[train]).size < 2 or not test.any():
-                    continue
-                mask = np.zeros_like(labeled)
-                mask[rows[train]] = True
-                Xw, _ = self._weigh(X, w, mask, y[train], representation)
-                self.components_ = self._fit_components(Xw, representation)
-                F = self._features(Xw)
-                coef, intercept = self._fit_svm(F[rows[train]], y[train])
-                D = np.asarray(F[rows[test]] @ coef.T + intercept)
-                hits[test] = D.argmax(axis=1) == y[test]
-            right[representation] = hits
+
+        def fold_hits(representation: str, f: int) -> NDArray[np.bool_] | None:
+            """Held-out documents of fold ``f`` placed right (None: fold not scorable)."""
+            train, test = fold != f, fold == f
+            if np.unique(y[train]).size < 2 or not test.any():
+                return None
+            mask = np.zeros_like(labeled)
+            mask[rows[train]] = True
+            Xw, _ = self._weigh(X, w, mask, y[train], representation)
+            F = self._features(Xw, self._fit_components(Xw, representation))
+            coef, intercept = self._fit_svm(F[rows[train]], y[train])
+            D = np.asarray(F[rows[test]] @ coef.T + intercept)
+            return np.asarray(D.argmax(axis=1) == y[test])
+
+        tasks = [(r, f) for r in ("latent", "plain") for f in range(self.selection_folds)]
+        scored = self._parallel(fold_hits, tasks)
+        right = {r: np.zeros(y.size, dtype=bool) for r in ("latent", "plain")}
+        for (representation, f), hits in zip(tasks, scored, strict=True):
+            if hits is not None:
+                right[representation][fold == f] = hits
         previous = self.previous_representation
         if previous is None:
             return "latent" if right["latent"].sum() >= right["plain"].sum() else "plain"
@@ -317,11 +343,18 @@ class FolderPlacement(BaseEstimator):
         svd.fit(Xw)
         return np.asarray(svd.components_, dtype=np.float64)
 
-    def _features(self, Xw: sp.csr_matrix) -> sp.csr_matrix:
-        """Weighted tf-idf with its unit-length LSA coordinates appended, rows L2-normalised."""
-        if self.components_.shape[0] == 0:
+    def _features(
+        self, Xw: sp.csr_matrix, components: NDArray[np.float64] | None = None
+    ) -> sp.csr_matrix:
+        """Weighted tf-idf with its unit-length LSA coordinates appended, rows L2-normalised.
+
+        ``components``: the LSA directions, ``components_`` by default (cross-validation
+        passes its own, so that folds fitted in parallel share no state).
+        """
+        C = self.components_ if components is None else components
+        if C.shape[0] == 0:
             return sp.csr_matrix(normalize(Xw))
-        latent = normalize(np.asarray(Xw @ self.components_.T))
+        latent = normalize(np.asarray(Xw @ C.T))
         return sp.csr_matrix(normalize(sp.hstack([normalize(Xw), sp.csr_matrix(latent)]).tocsr()))
 
     def _fit_svm(
@@ -361,16 +394,22 @@ class FolderPlacement(BaseEstimator):
             fold[members] = rng.permutation(members.size) % self.cv
         held_out = np.zeros((y.size, len(self.folders_)))
         scored = np.zeros(y.size, dtype=bool)
-        for f in range(self.cv):
+
+        def fold_decisions(f: int) -> NDArray[np.float64] | None:
             test = fold == f
             train = ~test
             # A folder whose only labeled documents are held out cannot be predicted: its
             # documents tell nothing about the temperature.
             if not test.any() or np.unique(y[train]).size < 2:
-                continue
+                return None
             coef, intercept = self._fit_svm(F[train], y[train])
-            held_out[test] = np.asarray(F[test] @ coef.T) + intercept
-            scored[test] = np.isin(y[test], y[train])
+            return np.asarray(F[test] @ coef.T) + intercept
+
+        for f, D_f in enumerate(self._parallel(fold_decisions, list(range(self.cv)))):
+            if D_f is not None:
+                test = fold == f
+                held_out[test] = D_f
+                scored[test] = np.isin(y[test], y[~test])
         if not scored.any():
             return 1.0
         D, t = held_out[scored], y[scored]
@@ -452,19 +491,21 @@ class FolderPlacement(BaseEstimator):
         for j in present:
             members = np.flatnonzero(y == j)
             fold[members] = rng.permutation(members.size) % self.cv
-        feats, known = [], []
-        for g in range(n_groups):
+
+        def hide_group(g: int) -> tuple[NDArray[np.float64], NDArray[np.bool_]] | None:
             hidden = group == g
             train = ~hidden & (fold != g)
             seen = np.unique(y[train])
             if seen.size < 2:
-                continue
+                return None
             coef, intercept = self._fit_svm(F[train], y[train])
             test = hidden | ((fold == g) & np.isin(y, seen))
             D = np.asarray(F[test] @ coef[seen].T) + intercept[seen]
             D.sort(axis=1)
-            feats.append(np.column_stack([D[:, -1], D[:, -1] - D[:, -2]]))
-            known.append(~hidden[test])
+            return np.column_stack([D[:, -1], D[:, -1] - D[:, -2]]), ~hidden[test]
+
+        done = [r for r in self._parallel(hide_group, list(range(n_groups))) if r is not None]
+        feats, known = [r[0] for r in done], [r[1] for r in done]
         if not feats:
             return np.zeros(0)
         A, t = np.vstack(feats), np.concatenate(known)
