@@ -79,5 +79,3 @@ def undo_critique(critique_id: RowId, user: CurrentUser, session: SessionDep) ->
 def list_triples(user: CurrentUser, session: SessionDep) -> TriplesRead:
     """The triples in force and where each came from."""
     return triples.list_triples(session=session, user=user)
-
-

@@ -51,4 +51,3 @@ def register(rt: Runtime) -> None:
 def enqueue(rt: Runtime, document_id: int) -> Any:
     """Put the OCR of ``document_id`` on the runtime's queue."""
     return rt.tasks[TASK](document_id)
-
