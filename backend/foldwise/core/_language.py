@@ -186,19 +186,23 @@ class Analyzer:
         tokens = [t for t in tokens if t not in stops]
         if not self._stems_for(language):
             if record:
-                for t in tokens:
-                    self.surface.setdefault(t, Counter())[t] += 1
+                # Counted per distinct token: a page repeats its words, and this loop was
+                # most of the analysis time of a recluster's load (docs/recluster.md "Speed").
+                for t, n in Counter(tokens).items():
+                    self.surface.setdefault(t, Counter())[t] += n
             return tokens
         stemmer = _stemmer(language)
+        stems = self._stems
         terms = []
         for t in tokens:
             key = (language, t)
-            stem = self._stems.get(key)
+            stem = stems.get(key)
             if stem is None:  # Snowball in pure Python is slow; a vocabulary repeats
-                stem = self._stems[key] = stemmer.stemWord(t)
-            if record:
-                self.surface.setdefault(stem, Counter())[t] += 1
+                stem = stems[key] = stemmer.stemWord(t)
             terms.append(stem)
+        if record:
+            for (t, stem), n in Counter(zip(tokens, terms, strict=True)).items():
+                self.surface.setdefault(stem, Counter())[t] += n
         return terms
 
     def word_of(self, term: str) -> str:
