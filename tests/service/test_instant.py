@@ -280,3 +280,24 @@ def test_an_answer_re_places_its_document_at_once(
     assert response.status_code == 201, response.text
     p = _placement(_tree(client, headers), x["document_id"])
     assert p is not None and (p["folder_id"], p["source"]) == (other, "instant")
+
+
+def test_the_suggestion_waits_for_the_ingest_connection_to_go_back_to_the_pool(
+    client: TestClient, api: Api, alice: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A request never holds two connections at once (issue 15 item 1): with every pooled
+    connection held by a request waiting for a second one for its suggestion, the pool
+    would be exhausted until its timeout."""
+    held: list[int] = []
+    suggest = instant.suggest_pending
+
+    def probe(engine: Any, *args: Any) -> None:
+        held.append(engine.pool.checkedout())
+        suggest(engine, *args)  # the real suggestion, which the test then checks
+
+    monkeypatch.setattr(instant, "suggest_pending", probe)
+    document = api.post(alice["headers"], _fresh_text(HOWTOS))["document"]["id"]
+
+    assert held == [0]
+    placed = _placement(_tree(client, alice["headers"]), document)
+    assert placed is not None and placed["source"] == "instant"

@@ -17,7 +17,7 @@ from functools import partial
 from typing import Any
 
 from sqlalchemy import inspect
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, SessionTransaction
 
 from foldwise.service.critiques import filing
 from foldwise.service.critiques.models import Critique
@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 _KEY = "foldwise.recluster.users"
 #: user id -> {document id: text} of unfiled documents with text, for instant suggestions.
 _NEW = "foldwise.recluster.new_documents"
+#: (new documents as in _NEW, critiqued user ids) committed, to place after the transaction.
+_PLACE = "foldwise.recluster.to_place"
 
 
 def _after_flush(session: Session, _context: Any) -> None:
@@ -77,6 +79,24 @@ def _after_commit(rt: Runtime, session: Session) -> None:
     # documents are re-placed and their recluster scheduled (critiques/filing.py marks them).
     critiqued = filing.take_changed_users(session)
     new = session.info.pop(_NEW, None)
+    if new or critiqued:
+        # Placed once the transaction has ended and its connection is back in the pool
+        # (_after_transaction_end): a request never holds two connections at once.
+        session.info[_PLACE] = (new or {}, critiqued)
+    users = session.info.pop(_KEY, set()) | critiqued
+    if not users:
+        return
+    try:
+        for user_id in sorted(users):
+            rt.request_auto(user_id)
+    except Exception:
+        log.exception("could not schedule an automatic recluster for users %s", sorted(users))
+
+
+def _after_transaction_end(session: Session, transaction: SessionTransaction) -> None:
+    if transaction.parent is not None:
+        return  # a savepoint or an inner transaction: the commit is not final yet
+    new, critiqued = session.info.pop(_PLACE, ({}, set()))
     if new:
         # In the ingest request, before it answers: the document has its suggestion when
         # the client sees it (docs/recluster.md, "Instant suggestions").
@@ -91,14 +111,6 @@ def _after_commit(rt: Runtime, session: Session) -> None:
             instant.replace_pending(session.get_bind(), settings_of(session), critiqued)  # type: ignore[arg-type]
         except Exception:
             log.exception("re-placement after critiques of users %s failed", sorted(critiqued))
-    users = session.info.pop(_KEY, set()) | critiqued
-    if not users:
-        return
-    try:
-        for user_id in sorted(users):
-            rt.request_auto(user_id)
-    except Exception:
-        log.exception("could not schedule an automatic recluster for users %s", sorted(users))
 
 
 def _after_rollback(session: Session) -> None:
@@ -114,6 +126,7 @@ def install(rt: Runtime) -> None:
         {
             "after_flush": _after_flush,
             "after_commit": partial(_after_commit, rt),
+            "after_transaction_end": _after_transaction_end,
             "after_rollback": _after_rollback,
         },
     )
