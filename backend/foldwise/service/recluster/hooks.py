@@ -33,6 +33,8 @@ _KEY = "foldwise.recluster.users"
 _NEW = "foldwise.recluster.new_documents"
 #: (new documents as in _NEW, critiqued user ids) committed, to place after the transaction.
 _PLACE = "foldwise.recluster.to_place"
+#: user id -> whether the user has a placement model, as this transaction found it.
+_HAS_MODEL = "foldwise.recluster.has_model"
 
 
 def _after_flush(session: Session, _context: Any) -> None:
@@ -62,8 +64,20 @@ def _after_flush(session: Session, _context: Any) -> None:
         and obj.text_status not in WITHOUT_TEXT
         and (obj in session.new or _text_arrived(obj))
     ]
+    if not new:
+        return
+    # Whether each user has a model to suggest with, asked once per transaction on its own
+    # connection: without one, nothing waits for a second transaction after the commit. A
+    # model stored between this check and the commit is missed; the recluster that the
+    # same commit schedules places the document.
+    has_model = session.info.setdefault(_HAS_MODEL, {})
+    unknown = {doc.user_id for doc in new} - has_model.keys()
+    if unknown:
+        found = instant.users_with_models(session.connection(), unknown)
+        has_model.update({user_id: user_id in found for user_id in unknown})
     for doc in new:
-        session.info.setdefault(_NEW, {}).setdefault(doc.user_id, {})[doc.id] = doc.text or ""
+        if has_model[doc.user_id]:
+            session.info.setdefault(_NEW, {}).setdefault(doc.user_id, {})[doc.id] = doc.text or ""
 
 
 def _text_arrived(obj: object) -> bool:
@@ -96,6 +110,7 @@ def _after_commit(rt: Runtime, session: Session) -> None:
 def _after_transaction_end(session: Session, transaction: SessionTransaction) -> None:
     if transaction.parent is not None:
         return  # a savepoint or an inner transaction: the commit is not final yet
+    session.info.pop(_HAS_MODEL, None)
     new, critiqued = session.info.pop(_PLACE, ({}, set()))
     if new:
         # In the ingest request, before it answers: the document has its suggestion when
