@@ -42,7 +42,7 @@ def _killed_writer(root: Path, blobs: list[bytes]) -> None:
         writer = writer_for(store.root)
         cut_short = store.path(store.relative_path(content_hash(b"cut short")))
         writer.record([cut_short.relative_to(store.root).as_posix()])
-        cut_short.parent.mkdir(parents=True)
+        cut_short.parent.mkdir(parents=True, exist_ok=True)
         tempfile.mkstemp(dir=cut_short.parent, prefix=writer.temp_prefix)
         os.kill(os.getpid(), signal.SIGKILL)
         """

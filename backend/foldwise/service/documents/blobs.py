@@ -18,7 +18,7 @@ def content_hash(data: bytes) -> str:
 
 
 class BlobStore:
-    """Content-addressed files under ``root``: ``ab/cd/abcd...``.
+    """Content-addressed files under ``root``: ``ab/abcd...``.
 
     A blob is written to a temporary file in its final directory, flushed to disk and then
     renamed into place, so a reader never sees a partial file. Identical content shares one
@@ -41,8 +41,28 @@ class BlobStore:
         return True
 
     def relative_path(self, digest: str) -> str:
-        """Where the blob of ``digest`` lives, relative to ``root``."""
+        """Where a new blob of ``digest`` goes, relative to ``root``.
+
+        One level of 256 directories, as git's object store: the two-level layout this
+        replaced (``ab/cd/abcd...``, 65,536 directories) made almost every one of the first
+        ten thousand uploads create a directory, and ext4's directory allocation was an
+        eighth of a single upload's CPU. 100,000 documents are ~400 files a directory,
+        which ext4's hashed directories look up in constant time.
+        """
+        return f"{digest[:2]}/{digest}"
+
+    @staticmethod
+    def legacy_path(digest: str) -> str:
+        """Where the two-level layout put the blob of ``digest`` (still read and reused;
+        documents keep the path they were stored under)."""
         return f"{digest[:2]}/{digest[2:4]}/{digest}"
+
+    def _reuse(self, digest: str) -> str | None:
+        """The relative path of an existing blob of ``digest``, refreshed; ``None`` if none."""
+        for relative in (self.relative_path(digest), self.legacy_path(digest)):
+            if self._touch(self.path(relative)):
+                return relative
+        return None
 
     def path(self, relative: str) -> Path:
         """Absolute path of a stored blob."""
@@ -54,10 +74,11 @@ class BlobStore:
         relative = self.relative_path(digest)
         target = self.path(relative)
         writer = writer_for(self.root)
-        writer.record([relative])
-        if self._touch(target):
+        writer.record([relative, self.legacy_path(digest)])
+        reused = self._reuse(digest)
+        if reused is not None:
             writer.written()
-            return relative
+            return reused
         target.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=writer.temp_prefix)
         try:
@@ -81,11 +102,14 @@ class BlobStore:
         """
         paths = {digest: self.relative_path(digest) for digest in blobs}
         writer = writer_for(self.root)
-        writer.record(paths.values())
+        writer.record([*paths.values(), *map(self.legacy_path, blobs)])
         todo = []
         for digest in blobs:
-            if not self._touch(self.path(paths[digest])):
+            reused = self._reuse(digest)
+            if reused is None:
                 todo.append(digest)
+            else:
+                paths[digest] = reused
         if not todo:
             writer.written()
             return paths
