@@ -5,7 +5,8 @@ Reports acknowledged documents, server errors, dropped connections, documents st
 automatic recluster jobs scheduled, docs/s and p50/p95 latency, on SQLite and (when it
 answers) PostgreSQL. Usage::
 
-    python bench/load_bench.py --clients 50 --documents 1000 --databases sqlite,postgresql
+    python bench/load_bench.py --clients 50 --documents 1000 --databases sqlite,postgresql \
+        [--processes 2]
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from foldwise.bench.served import Server
 PG_ADMIN = os.environ.get("FOLDWISE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 
 
-def run(database: str, clients: int, documents: int) -> dict[str, Any]:
+def run(database: str, clients: int, documents: int, processes: int = 1) -> dict[str, Any]:
     env: dict[str, str] = {"FOLDWISE_RECLUSTER_AUTO": "true"}
     scratch = None
     if database == "postgresql":
@@ -38,7 +39,7 @@ def run(database: str, clients: int, documents: int) -> dict[str, Any]:
     try:
         with (
             tempfile.TemporaryDirectory(prefix="load-bench-") as tmp,
-            Server(Path(tmp), env=env) as server,
+            Server(Path(tmp), env=env, serve_args=("--processes", str(processes))) as server,
         ):
             result = post_concurrently(
                 server.url, server.headers, clients=clients, documents=documents
@@ -52,6 +53,7 @@ def run(database: str, clients: int, documents: int) -> dict[str, Any]:
                 conn.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
     return {
         "database": database,
+        "processes": processes,
         "clients": clients,
         "documents": documents,
         "acknowledged": len(result.acknowledged),
@@ -73,9 +75,12 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--documents", type=int, default=1000)
     parser.add_argument("--databases", default="sqlite,postgresql")
+    parser.add_argument(
+        "--processes", type=int, default=1, help="API processes (foldwise serve --processes)"
+    )
     args = parser.parse_args()
     for database in args.databases.split(","):
-        print(json.dumps(run(database, args.clients, args.documents)), flush=True)
+        print(json.dumps(run(database, args.clients, args.documents, args.processes)), flush=True)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from conftest import unavailable
 from foldwise.bench.load import post_concurrently
 from foldwise.bench.served import Server
 
@@ -23,7 +24,7 @@ def _database(kind: str) -> tuple[dict[str, str], str | None]:
         return {}, None
     reason = pg_available()
     if reason:
-        pytest.skip(reason)
+        unavailable(reason)
     name = f"foldwise_load_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(PG_ADMIN_URL, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
@@ -31,12 +32,25 @@ def _database(kind: str) -> tuple[dict[str, str], str | None]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def test_ten_clients_post_a_hundred_documents(kind: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("kind", "processes"),
+    [
+        ("sqlite", 1),
+        pytest.param("postgresql", 1, marks=pytest.mark.postgres),
+        # Two API processes (uvicorn workers), the embedded worker in the supervisor.
+        ("sqlite", 2),
+    ],
+)
+def test_ten_clients_post_a_hundred_documents(kind: str, processes: int, tmp_path: Path) -> None:
     env, scratch = _database(kind)
     env |= {"FOLDWISE_RECLUSTER_AUTO": "true", "FOLDWISE_RECLUSTER_DEBOUNCE_SECONDS": "600"}
+    serve_args = ("--processes", str(processes))
     try:
-        with Server(tmp_path / "data", env=env) as server:
+        with Server(tmp_path / "data", env=env, serve_args=serve_args) as server:
+            deadline = time.monotonic() + 30  # the first process may answer before the next
+            while (started := _started(server)) < processes and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert started == processes
             result = post_concurrently(server.url, server.headers, clients=10, documents=100)
             assert (result.server_errors, result.client_errors, result.dropped) == (0, 0, 0)
             assert len(result.acknowledged) == 100 == len(set(result.acknowledged))
@@ -53,6 +67,11 @@ def test_ten_clients_post_a_hundred_documents(kind: str, tmp_path: Path) -> None
             assert [(j["trigger"], j["state"]) for j in jobs] == [("auto", "queued")]
     finally:
         _drop(scratch)
+
+
+def _started(server: Server) -> int:
+    """How many API processes uvicorn has started, from the server's log."""
+    return server.log_path.read_text(errors="replace").count("Started server process")
 
 
 def _drop(scratch: str | None) -> None:

@@ -21,8 +21,14 @@ class Server:
     """``foldwise serve`` on ``data`` (SQLite there unless ``env`` names a database)."""
 
     def __init__(
-        self, data: Path, *, env: dict[str, str] | None = None, source: Path | None = None
+        self,
+        data: Path,
+        *,
+        env: dict[str, str] | None = None,
+        source: Path | None = None,
+        serve_args: tuple[str, ...] = (),
     ) -> None:
+        self.serve_args = serve_args
         data.mkdir(parents=True, exist_ok=True)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -58,6 +64,7 @@ class Server:
                 "--port",
                 str(self.port),
                 "--no-migrate",
+                *self.serve_args,
             ],
             env=self.env,
             stdout=self.log,

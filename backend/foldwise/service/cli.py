@@ -67,6 +67,14 @@ def register(app: typer.Typer) -> None:
         worker: Annotated[bool, typer.Option(help="run an embedded queue worker")] = True,
         worker_threads: int = 1,
         migrate: Annotated[bool, typer.Option(help="upgrade the database first")] = True,
+        processes: Annotated[
+            int,
+            typer.Option(
+                min=1,
+                max=64,
+                help="API processes on the one port (uvicorn workers); each takes a core",
+            ),
+        ] = 1,
     ) -> None:
         """Serve the API (and an embedded worker), on SQLite in ./data by default."""
         import uvicorn
@@ -91,7 +99,20 @@ def register(app: typer.Typer) -> None:
             embedded = EmbeddedWorker(rt.queue, workers=worker_threads)
             embedded.start()
         try:
-            uvicorn.run(create_app(runtime=rt), host=host, port=port)
+            if processes == 1:
+                uvicorn.run(create_app(runtime=rt), host=host, port=port)
+            else:
+                # One Python process serves on one core (the GIL): under many concurrent
+                # writers a second process uses the second core (docs/bad-input.md, "Load").
+                # Each builds its own runtime from the same settings (the environment);
+                # the embedded worker stays here, in the supervising process.
+                uvicorn.run(
+                    "foldwise.service.app:create_app",
+                    factory=True,
+                    workers=processes,
+                    host=host,
+                    port=port,
+                )
         finally:
             if embedded is not None:
                 embedded.stop()
