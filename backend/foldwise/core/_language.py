@@ -159,8 +159,10 @@ class Analyzer:
     Attributes
     ----------
     surface : dict of str to Counter
-        For every term produced so far, how often each surface word produced it: the
+        For every stem produced so far, how often each surface word produced it: the
         readable name of a stem is its most frequent word (:meth:`word_of`).
+    unstemmed : Counter
+        How often each term of an unstemmed document was seen: its own surface word.
     """
 
     def __init__(self, pattern: str, stop_words: str | Iterable[str] | None, stem: str | bool):
@@ -175,6 +177,7 @@ class Analyzer:
             self.fixed_stops = frozenset(w.lower() for w in stop_words)
         self.stem = stem
         self.surface: dict[str, Counter[str]] = {}
+        self.unstemmed: Counter[str] = Counter()
         self._stems: dict[tuple[str, str], str] = {}
 
     def _stems_for(self, language: str) -> bool:
@@ -188,10 +191,10 @@ class Analyzer:
         tokens = [t for t in tokens if t not in stops]
         if not self._stems_for(language):
             if record:
-                # Counted per distinct token: a page repeats its words, and this loop was
-                # most of the analysis time of a recluster's load (docs/recluster.md "Speed").
-                for t, n in Counter(tokens).items():
-                    self.surface.setdefault(t, Counter())[t] += n
+                # A term of an unstemmed document is its own surface word: one counter for
+                # all of them (counting in C) instead of a counter per term, which was most
+                # of the analysis time of a recluster's load (docs/recluster.md "Speed").
+                self.unstemmed.update(tokens)
             return tokens
         stemmer = _stemmer(language)
         stems = self._stems
@@ -209,7 +212,9 @@ class Analyzer:
 
     def word_of(self, term: str) -> str:
         """The most frequent surface word that gave ``term`` (alphabetically first on ties)."""
-        seen = self.surface.get(term)
+        seen = Counter(self.surface.get(term, ()))
+        if term in self.unstemmed:  # the term itself, from unstemmed documents
+            seen[term] += self.unstemmed[term]
         if not seen:
             return term
         return min(seen, key=lambda w: (-seen[w], w))
