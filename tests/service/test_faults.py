@@ -49,7 +49,10 @@ def _kill_while_writing(server: Server, blobs: Path, send: object) -> None:
     deadline = time.monotonic() + 120
     while not _writing_started(blobs) and time.monotonic() < deadline and sender.is_alive():
         time.sleep(0.002)
-    time.sleep(0.05)  # let it write some files
+    # Kill once files are being written (a fixed pause was too short on a loaded machine).
+    while not _stored_files(blobs) and time.monotonic() < deadline and sender.is_alive():
+        time.sleep(0.005)
+    time.sleep(0.02)
     server.kill()
     sender.join(timeout=60)
     assert errors, "the request finished before the kill: nothing was tested"

@@ -17,6 +17,14 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+#: Per blob root: whether it holds blobs of the two-level layout (``BlobStore._has_legacy``).
+_LEGACY: dict[Path, bool] = {}
+
+
+def _has_subdirectory(path: str) -> bool:
+    return any(entry.is_dir() for entry in os.scandir(path))
+
+
 class BlobStore:
     """Content-addressed files under ``root``: ``ab/abcd...``.
 
@@ -57,9 +65,27 @@ class BlobStore:
         documents keep the path they were stored under)."""
         return f"{digest[:2]}/{digest[2:4]}/{digest}"
 
+    def _has_legacy(self) -> bool:
+        """Whether ``root`` holds blobs of the two-level layout (asked once per process and
+        root: the new layout never makes a second level, so a fresh store never has one,
+        and its uploads pay nothing for the old layout)."""
+        found = _LEGACY.get(self.root)
+        if found is None:
+            found = self.root.is_dir() and any(
+                len(top.name) == 2 and top.is_dir() and _has_subdirectory(top.path)
+                for top in os.scandir(self.root)
+            )
+            _LEGACY[self.root] = found
+        return found
+
+    def _candidates(self, digest: str) -> list[str]:
+        """Where a blob of ``digest`` may already be, newest layout first."""
+        new = self.relative_path(digest)
+        return [new, self.legacy_path(digest)] if self._has_legacy() else [new]
+
     def _reuse(self, digest: str) -> str | None:
         """The relative path of an existing blob of ``digest``, refreshed; ``None`` if none."""
-        for relative in (self.relative_path(digest), self.legacy_path(digest)):
+        for relative in self._candidates(digest):
             if self._touch(self.path(relative)):
                 return relative
         return None
@@ -74,7 +100,7 @@ class BlobStore:
         relative = self.relative_path(digest)
         target = self.path(relative)
         writer = writer_for(self.root)
-        writer.record([relative, self.legacy_path(digest)])
+        writer.record(self._candidates(digest))
         reused = self._reuse(digest)
         if reused is not None:
             writer.written()
@@ -102,7 +128,7 @@ class BlobStore:
         """
         paths = {digest: self.relative_path(digest) for digest in blobs}
         writer = writer_for(self.root)
-        writer.record([*paths.values(), *map(self.legacy_path, blobs)])
+        writer.record([p for digest in blobs for p in self._candidates(digest)])
         todo = []
         for digest in blobs:
             reused = self._reuse(digest)
