@@ -30,6 +30,11 @@ RUN pip install --no-deps --force-reinstall . \
     && useradd --system --uid 10001 --home-dir /data foldwise \
     && mkdir -p /data && chown foldwise /data
 
+# The clustering kernels compiled now, into a cache the service user can use (numba only
+# uses a cache directory it can write): otherwise the first recluster spends ~14 s on it.
+ENV NUMBA_CACHE_DIR=/var/cache/foldwise/numba
+RUN mkdir -p "$NUMBA_CACHE_DIR" && foldwise compile-kernels && chown -R foldwise /var/cache/foldwise
+
 WORKDIR /data
 USER foldwise
 VOLUME ["/data"]

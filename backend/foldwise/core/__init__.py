@@ -10,14 +10,16 @@ grouped into rooms, each of which re-exports its own public names:
 - :mod:`~foldwise.core.placement`: placing new documents, proposals, the extended tree;
 - :mod:`~foldwise.core.measures`: H-correlation, F-score, HAI, Rand indices, triples kept.
 
-Three modules stay at this level: ``_hierarchy`` (the tree type every room uses),
-``_features`` (tf-idf, the input of every builder) and ``_registry`` (builders by name).
+Four modules stay at this level: ``_hierarchy`` (the tree type every room uses),
+``_features`` (tf-idf, the input of every builder), ``_registry`` (builders by name) and
+``_kernels`` (compiling the numba kernels ahead of the first fit).
 """
 
 from foldwise.core._arrays import from_npz as arrays_from_npz
 from foldwise.core._arrays import to_npz as arrays_to_npz
 from foldwise.core._features import TextFeatures, text_features
 from foldwise.core._hierarchy import FolderPath, Hierarchy, folder_paths_of
+from foldwise.core._kernels import compile_kernels
 from foldwise.core._registry import ESTIMATORS
 from foldwise.core.constraints import (
     ConflictingTriplesError,
@@ -135,6 +137,7 @@ __all__ = [
     "close_triples",
     "closer_questions",
     "common_ancestor_matrix",
+    "compile_kernels",
     "component_linkage",
     "constrained_divisive_tree",
     "cophenetic_merge_index",

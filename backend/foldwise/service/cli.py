@@ -32,6 +32,23 @@ def _reclaim_crashed_writes() -> None:
         _echo_err(f"removed {removed} file(s) that crashed processes wrote and never committed")
 
 
+def _compile_kernels_in_background() -> None:
+    """Compile (or load from numba's cache) the clustering kernels on a daemon thread, so
+    that a worker's first recluster does not pay the ~14 s of compilation."""
+    import logging
+    import threading
+
+    def compile_now() -> None:
+        try:
+            from foldwise.core import compile_kernels
+
+            compile_kernels()
+        except Exception:  # the first recluster compiles them then; nothing is lost
+            logging.getLogger(__name__).exception("could not compile the kernels ahead")
+
+    threading.Thread(target=compile_now, name="compile-kernels", daemon=True).start()
+
+
 def command_runtime() -> Runtime:
     """The runtime of a command that stores documents (``import``, ``watch``): the app's, on
     the global settings (``composition.app_runtime``), so that its new documents schedule a
@@ -98,6 +115,7 @@ def register(app: typer.Typer) -> None:
             add_worker_tasks(rt)
             embedded = EmbeddedWorker(rt.queue, workers=worker_threads)
             embedded.start()
+            _compile_kernels_in_background()
         try:
             if processes == 1:
                 uvicorn.run(create_app(runtime=rt), host=host, port=port)
@@ -127,10 +145,23 @@ def register(app: typer.Typer) -> None:
 
         rt = worker_runtime(settings)
         _reclaim_crashed_writes()
+        _compile_kernels_in_background()
         _echo_err(
             f"worker on {'redis' if settings.redis_url else 'sqlite'}; tasks from {rt.task_modules}"
         )
         run_worker(rt.queue, workers=threads)
+
+    @app.command("compile-kernels")
+    def compile_kernels_command() -> None:
+        """Compile the clustering kernels into numba's cache (an image build runs it, so
+        that no recluster pays the ~14 s of a first compilation)."""
+        import time
+
+        from foldwise.core import compile_kernels
+
+        started = time.perf_counter()
+        compile_kernels()
+        _echo_err(f"kernels ready in {time.perf_counter() - started:.1f} s")
 
     @app.command("queue-ping")
     def queue_ping(timeout: float = 10.0) -> None:
