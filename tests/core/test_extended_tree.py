@@ -415,3 +415,25 @@ def test_same_proposal_is_half_of_the_smaller_one():
     assert same_proposal({1, 2, 3, 4}, {3, 4, 5, 6, 7, 8})
     assert not same_proposal({1, 2, 3, 4, 5}, {5, 6, 7})
     assert not same_proposal(set(), {1})
+
+
+def test_the_open_set_test_reads_its_own_features():
+    """``open_set_features`` feed only the neighbourhood test: by default they are the
+    placement features, and a row count that does not match the documents is refused."""
+    X, names, truth = topic_corpus(seed=0)
+    labels = label_some(truth, 8, {("music",)}, seed=0)
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    filed = [i for i, f in enumerate(labels) if f is not None]
+    model = FolderPlacement().fit(X, labels)
+
+    def tree(**kwargs):
+        return extended_tree(
+            Z, X, labels, term_names=names, placement=model, filed_features=X[filed], **kwargs
+        )
+
+    default, explicit = tree(), tree(open_set_features=X)
+    assert default.placements == explicit.placements
+    assert [f.documents for f in default.folders] == [f.documents for f in explicit.folders]
+    assert any(f.kind == "proposed" for f in default.folders)
+    with pytest.raises(ValueError, match="open_set_features"):
+        tree(open_set_features=X[:-1])

@@ -206,6 +206,7 @@ def extended_tree(
     n_explain_terms: int = 5,
     nested_proposals: bool = True,
     filed_features: sp.spmatrix | NDArray[np.floating] | None = None,
+    open_set_features: sp.spmatrix | NDArray[np.floating] | None = None,
     previous_folders: Sequence[FolderPath | None] | None = None,
     keep_margin: float = 0.1,
     rejected: Sequence[Collection[int]] = (),
@@ -265,6 +266,11 @@ def extended_tree(
         only the dendrogram's exemplars). With them, a new document whose nearest
         neighbours are unusually often new ones may join a proposal even if the classifier
         would claim it (``neighbourhood_novelty``, docs/placement.md "Open set").
+    open_set_features : sparse matrix or ndarray of shape (n_docs, n_open_terms), optional
+        The documents' rows for that neighbourhood test, in the space of ``filed_features``
+        (default: ``placement_features``). The service gives features fitted on new and
+        filed documents here, while the classifier's are fitted on the filed ones: words
+        only new documents share are what make a new topic's pages neighbours.
     previous_folders : sequence of FolderPath or None, length n_docs, optional
         The existing folder the previous tree showed each document in (``None``: none).
         A document stays there unless the model now gives another folder a posterior at
@@ -331,7 +337,10 @@ def extended_tree(
         novel[new] = placement.is_novel(P_X[new], novelty_quantile)
     open_set = np.zeros(n_docs, dtype=bool)
     if new.size and filed_features is not None:
-        open_set[new] = neighbourhood_novelty(P_X[new], filed_features)
+        O_X = P_X if open_set_features is None else sp.csr_matrix(open_set_features)
+        if O_X.shape[0] != n_docs:
+            raise ValueError(f"open_set_features has {O_X.shape[0]} rows for {n_docs} documents")
+        open_set[new] = neighbourhood_novelty(O_X[new], filed_features)
 
     # Weighted unit rows: cohesion and affinity are average weighted cosines (000 eq. 2).
     Xw = sp.csr_matrix(normalize(X @ sp.diags(np.sqrt(w))))

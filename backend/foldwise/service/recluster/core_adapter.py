@@ -108,6 +108,9 @@ class ReclusterInput:
     answered: list[tuple[int, int]] = field(default_factory=list)
     #: Member sets of proposals a document was taken out of ("not_in"), per document id.
     not_in: list[tuple[int, set[int]]] = field(default_factory=list)
+    #: Rows of ``X_all`` in the placement vocabulary fitted on every document, new ones too
+    #: (the open-set test's features); ``None``: ``X_place``.
+    X_open: sp.csr_matrix | None = None
     #: The fitted features of ``X_place``: they turn a later document into a row of it.
     place_features: core.TextFeatures | None = None
     #: The previous version's placement representation, kept unless the other is clearly
@@ -239,14 +242,23 @@ def load_inputs(
     X_all = sp.csr_matrix(X_all, dtype=np.float64)
     # The placement model's own vocabulary: every word of two or more characters, numbers
     # and function words included, as a plain tf-idf classifier sees it (docs/placement.md).
-    X_place, place_features = core.text_features(
-        corpus,
-        min_term_count=options.placement_min_term_count,
-        max_terms=options.placement_max_terms,
-        min_term_length=2,
-        stop_words=None,
-        keep_digits=True,
+    # Two fits of it: on every document, for the open-set test (words only new documents
+    # share make a new topic's pages neighbours), and on the filed documents the model
+    # trains on, for the classifier, as a classifier is fitted (docs/placement.md,
+    # "Placement features of the filed documents").
+    place_options = {
+        "min_term_count": options.placement_min_term_count,
+        "max_terms": options.placement_max_terms,
+        "min_term_length": 2,
+        "stop_words": None,
+        "keep_digits": True,
+    }
+    X_open, _ = core.text_features(corpus, **place_options)  # type: ignore[arg-type]
+    trained = sorted({d for ids in train.values() for d in ids if d in texts})
+    place_features = core.TextFeatures(**place_options).fit(  # type: ignore[arg-type]
+        [texts[d] for d in trained] if trained else corpus
     )
+    X_place = place_features.transform(corpus)
     row_of = {d: i for i, d in enumerate(wanted)}
 
     chosen: list[int] = []
@@ -301,6 +313,7 @@ def load_inputs(
         rows=order_rows,
         paths=paths,
         X_place=sp.csr_matrix(X_place, dtype=np.float64),
+        X_open=sp.csr_matrix(X_open, dtype=np.float64),
         critiqued_rows={row_of[d] for d in moved if d in row_of and d in folder_of_doc},
         answered=answered,
         not_in=not_in,
@@ -426,6 +439,10 @@ def _placement_features(inputs: ReclusterInput) -> sp.csr_matrix:
     return inputs.X_place if inputs.X_place is not None else inputs.X_all
 
 
+def _open_set_features(inputs: ReclusterInput) -> sp.csr_matrix:
+    return inputs.X_open if inputs.X_open is not None else _placement_features(inputs)
+
+
 def _served_tree(
     inputs: ReclusterInput,
     Z: np.ndarray,
@@ -456,7 +473,8 @@ def _served_tree(
         placement_features=_placement_features(inputs)[inputs.rows],
         novelty_quantile=options.novelty_quantile,
         nested_proposals=False,
-        filed_features=_placement_features(inputs)[_training_rows(inputs)],
+        filed_features=_open_set_features(inputs)[_training_rows(inputs)],
+        open_set_features=_open_set_features(inputs)[inputs.rows],
         keep_margin=options.keep_margin,
         previous_folders=[
             inputs.paths.get(inputs.previous_folder_of.get(d, -1)) if label is None else None
