@@ -254,11 +254,19 @@ def load_inputs(
         "keep_digits": True,
     }
     X_open, _ = core.text_features(corpus, **place_options)  # type: ignore[arg-type]
-    trained = sorted({d for ids in train.values() for d in ids if d in texts})
-    place_features = core.TextFeatures(**place_options).fit(  # type: ignore[arg-type]
-        [texts[d] for d in trained] if trained else corpus
-    )
-    X_place = place_features.transform(corpus)
+    place_features = core.TextFeatures(**place_options)  # type: ignore[arg-type]
+    trained = {d for ids in train.values() for d in ids if d in texts}
+    if trained:
+        # Rows of the trained documents from the fit itself, the others transformed: each
+        # text is analysed once here.
+        first = [i for i, d in enumerate(wanted) if d in trained]
+        rest = [i for i, d in enumerate(wanted) if d not in trained]
+        parts = [place_features.fit_transform([corpus[i] for i in first])]
+        if rest:
+            parts.append(place_features.transform([corpus[i] for i in rest]))
+        X_place = sp.vstack(parts).tocsr()[np.argsort(first + rest)]
+    else:
+        X_place = place_features.fit_transform(corpus)
     row_of = {d: i for i, d in enumerate(wanted)}
 
     chosen: list[int] = []
