@@ -56,8 +56,8 @@ MIN_CONFIDENCE = 0.9
 #: cost 0.35 ms a document where 4,000 cost 0.8 ms (python-docs, the same languages found);
 #: a worker's first recluster of 100,000 documents detects each once.
 _DETECT_CHARS = 1500
-#: Detections remembered, by a hash of the text's start: the service fits features twice on
-#: the same documents per recluster (core_adapter), and detection costs ~1 ms a document.
+#: Detections remembered, by a hash of the text's start: the service fits features several
+#: times on the same documents per recluster (core_adapter), and each detection costs time.
 _CACHE_SIZE = 50_000
 
 _identifier: Any = None
@@ -212,9 +212,9 @@ class Analyzer:
 
     def word_of(self, term: str) -> str:
         """The most frequent surface word that gave ``term`` (alphabetically first on ties)."""
-        seen = Counter(self.surface.get(term, ()))
-        if term in self.unstemmed:  # the term itself, from unstemmed documents
-            seen[term] += self.unstemmed[term]
+        seen = self.surface.get(term)
         if not seen:
-            return term
+            return term  # never a stem: the term is its own word
+        if term in self.unstemmed:  # also the word itself, from unstemmed documents
+            seen = seen + Counter({term: self.unstemmed[term]})
         return min(seen, key=lambda w: (-seen[w], w))

@@ -121,9 +121,9 @@ def register(app: typer.Typer) -> None:
                 uvicorn.run(create_app(runtime=rt), host=host, port=port)
             else:
                 # One Python process serves on one core (the GIL): under many concurrent
-                # writers a second process uses the second core (docs/bad-input.md, "Load").
-                # Each builds its own runtime from the same settings (the environment);
-                # the embedded worker stays here, in the supervising process.
+                # writers a second process uses the second core (docs/bad-input.md, "Proof
+                # under load and faults"). Each builds its own runtime from the same settings
+                # (the environment); the embedded worker stays here, in the supervisor.
                 uvicorn.run(
                     "foldwise.service.app:create_app",
                     factory=True,

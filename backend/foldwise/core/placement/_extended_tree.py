@@ -317,6 +317,9 @@ def extended_tree(
     P_X = X if placement_features is None else sp.csr_matrix(placement_features)
     if P_X.shape[0] != n_docs:
         raise ValueError(f"placement_features has {P_X.shape[0]} rows for {n_docs} documents")
+    O_X = P_X if open_set_features is None else sp.csr_matrix(open_set_features)
+    if O_X.shape[0] != n_docs:
+        raise ValueError(f"open_set_features has {O_X.shape[0]} rows for {n_docs} documents")
     if placement is None:
         # Without the biHAC weights: multiplied into the placement model's own supervised
         # weights they lowered placement on python-docs (bench/placement_eval.py, biihac).
@@ -337,9 +340,6 @@ def extended_tree(
         novel[new] = placement.is_novel(P_X[new], novelty_quantile)
     open_set = np.zeros(n_docs, dtype=bool)
     if new.size and filed_features is not None:
-        O_X = P_X if open_set_features is None else sp.csr_matrix(open_set_features)
-        if O_X.shape[0] != n_docs:
-            raise ValueError(f"open_set_features has {O_X.shape[0]} rows for {n_docs} documents")
         open_set[new] = neighbourhood_novelty(O_X[new], filed_features)
 
     # Weighted unit rows: cohesion and affinity are average weighted cosines (000 eq. 2).
