@@ -6,7 +6,7 @@ automatic recluster jobs scheduled, docs/s and p50/p95 latency, on SQLite and (w
 answers) PostgreSQL. Usage::
 
     python bench/load_bench.py --clients 50 --documents 1000 --databases sqlite,postgresql \
-        [--processes 2]
+        [--processes 2] [--server-src OTHER_CHECKOUT/backend]
 """
 
 from __future__ import annotations
@@ -28,7 +28,13 @@ from foldwise.bench.served import Server
 PG_ADMIN = os.environ.get("FOLDWISE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 
 
-def run(database: str, clients: int, documents: int, processes: int = 1) -> dict[str, Any]:
+def run(
+    database: str,
+    clients: int,
+    documents: int,
+    processes: int = 1,
+    source: Path | None = None,
+) -> dict[str, Any]:
     env: dict[str, str] = {"FOLDWISE_RECLUSTER_AUTO": "true"}
     scratch = None
     if database == "postgresql":
@@ -39,7 +45,9 @@ def run(database: str, clients: int, documents: int, processes: int = 1) -> dict
     try:
         with (
             tempfile.TemporaryDirectory(prefix="load-bench-") as tmp,
-            Server(Path(tmp), env=env, serve_args=("--processes", str(processes))) as server,
+            Server(
+                Path(tmp), env=env, source=source, serve_args=("--processes", str(processes))
+            ) as server,
         ):
             result = post_concurrently(
                 server.url, server.headers, clients=clients, documents=documents
@@ -78,9 +86,15 @@ def main() -> None:
     parser.add_argument(
         "--processes", type=int, default=1, help="API processes (foldwise serve --processes)"
     )
+    parser.add_argument(
+        "--server-src",
+        type=Path,
+        help="another checkout's backend/ to serve (e.g. the code before a change)",
+    )
     args = parser.parse_args()
     for database in args.databases.split(","):
-        print(json.dumps(run(database, args.clients, args.documents, args.processes)), flush=True)
+        result = run(database, args.clients, args.documents, args.processes, args.server_src)
+        print(json.dumps(result), flush=True)
 
 
 if __name__ == "__main__":

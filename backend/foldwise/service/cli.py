@@ -33,19 +33,33 @@ def _reclaim_crashed_writes() -> None:
 
 
 def _compile_kernels_in_background() -> None:
-    """Compile (or load from numba's cache) the clustering kernels on a daemon thread, so
-    that a worker's first recluster does not pay the ~14 s of compilation."""
+    """Compile (or load from numba's cache) the clustering kernels in a child process at low
+    priority, so that a worker's first recluster does not pay the ~14 s of compilation.
+
+    A child, not a thread: loading numba and its cache takes ~2 s of CPU even when warm, and
+    on a thread that held this process's GIL while the first requests came in (p50 of the
+    load bench's first seconds). The cache is on disk, so the worker's own first fit then only
+    loads it."""
     import logging
+    import subprocess
+    import sys
     import threading
+
+    child = [
+        sys.executable,
+        "-c",
+        "import os; os.nice(10); import foldwise.core as c; c.compile_kernels()",
+    ]
 
     def compile_now() -> None:
         try:
-            from foldwise.core import compile_kernels
+            done = subprocess.run(child, capture_output=True, check=False)
+        except OSError:
+            done = None
+        if done is None or done.returncode != 0:  # the first recluster compiles them then
+            logging.getLogger(__name__).warning("could not compile the kernels ahead")
 
-            compile_kernels()
-        except Exception:  # the first recluster compiles them then; nothing is lost
-            logging.getLogger(__name__).exception("could not compile the kernels ahead")
-
+    # The thread only waits on the child (no GIL held), and reaps it.
     threading.Thread(target=compile_now, name="compile-kernels", daemon=True).start()
 
 
