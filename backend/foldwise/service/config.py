@@ -184,8 +184,9 @@ class Settings(BaseSettings):
 settings = Settings()
 
 
-def get_settings(request: Request) -> Settings:
-    """The settings of the running app (tests run apps with their own settings)."""
+async def get_settings(request: Request) -> Settings:
+    """The settings of the running app (tests run apps with their own settings).
+    Async because it does no I/O: FastAPI runs a sync dependency on the thread pool."""
     return getattr(request.app.state, "settings", settings)
 
 

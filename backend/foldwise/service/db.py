@@ -9,12 +9,13 @@ of the database they write to.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
+from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import DateTime, Dialect, Engine, MetaData, TypeDecorator, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
@@ -132,16 +133,26 @@ def SessionLocal() -> Session:  # noqa: N802  (the name the CLI and tests use)
     return default_sessions()()
 
 
-def get_db(request: Request) -> Iterator[Session]:
+async def get_db(request: Request) -> AsyncIterator[Session]:
     """Yield a session for one request, from the app's runtime (its session listeners
-    installed); roll back whatever the request did not commit."""
+    installed); roll back whatever the request did not commit.
+
+    Async, so that a request does not pay two hops to the thread pool (enter and exit) for
+    it: making a session does no I/O, and neither does closing one that holds no
+    connection (a committed one); a rollback or a close that releases a connection runs on
+    the pool, since it talks to the database."""
     factory: sessionmaker[Session] = request.app.state.session_factory
-    with factory() as session:
-        try:
-            yield session
-        except Exception:
-            session.rollback()
-            raise
+    session = factory()
+    try:
+        yield session
+    except Exception:
+        await run_in_threadpool(session.rollback)
+        raise
+    finally:
+        if session.in_transaction():
+            await run_in_threadpool(session.close)
+        else:
+            session.close()
 
 
 SessionDep = Annotated[Session, Depends(get_db)]

@@ -121,8 +121,8 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def limits_of(request: Request) -> Limits:
-    """The app's rate limits (a dependency)."""
+async def limits_of(request: Request) -> Limits:
+    """The app's rate limits (a dependency). (async: no I/O, no thread-pool hop)."""
     limits: Limits = request.app.state.limits
     return limits
 

@@ -21,8 +21,9 @@ from foldwise.service.users.auth import CurrentUser
 router = APIRouter(prefix="/api", tags=["critiques"])
 
 
-def _find_proposal(request: Request) -> service.FindProposal:
-    """The tree's proposal lookup, which the app's composition root puts in its state."""
+async def _find_proposal(request: Request) -> service.FindProposal:
+    """The tree's proposal lookup, which the app's composition root puts in its state.
+    Async because it does no I/O: FastAPI runs a sync dependency on the thread pool."""
     found: service.FindProposal = request.app.state.find_proposal
     return found
 

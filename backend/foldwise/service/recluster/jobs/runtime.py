@@ -91,8 +91,9 @@ class Runtime:
         self.engine.dispose()
 
 
-def get_runtime(request: Request) -> Runtime:
-    """The runtime of the app serving ``request`` (built by its composition root)."""
+async def get_runtime(request: Request) -> Runtime:
+    """The runtime of the app serving ``request`` (built by its composition root).
+    Async because it does no I/O: FastAPI runs a sync dependency on the thread pool."""
     runtime: Runtime = request.app.state.runtime
     return runtime
 
