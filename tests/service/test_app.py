@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,19 @@ def test_healthz_reports_an_unreachable_database(tmp_path: Path) -> None:
         response = client.get("/healthz")
     assert response.status_code == 503
     assert response.json()["database"] == "unreachable"
+
+
+def test_a_serving_process_freezes_its_startup_heap(tmp_path: Path) -> None:
+    """What ``foldwise serve`` builds at start is out of the collector's reach, so that full
+    collections under load do not rescan it (app.freeze_startup_heap)."""
+    probe = "import gc; from foldwise.service.app import served_app; served_app(); "
+    probe += "print(gc.get_freeze_count())"
+    env = {**os.environ, "FOLDWISE_DATA_DIR": str(tmp_path)}
+    env.pop("FOLDWISE_DATABASE_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True
+    )
+    assert int(done.stdout.strip().splitlines()[-1]) > 50_000
 
 
 def _schema_of(operation: dict, status: str) -> dict | None:  # type: ignore[type-arg]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -122,4 +123,23 @@ def create_app(cfg: Settings | None = None, *, runtime: Runtime | None = None) -
             return JSONResponse({"status": "error", "database": "unreachable"}, status_code=503)
         return JSONResponse({"status": "ok", "database": "ok"})
 
+    return app
+
+
+def freeze_startup_heap() -> None:
+    """Put every object made so far out of the garbage collector's reach (``gc.freeze``).
+
+    A serving process holds ~230,000 objects after start-up (the modules, the app, the
+    runtime), which live as long as it does; every full collection scanned them all again:
+    0.14 s each, about twice per 1,000 uploads under load. Only for serving processes: a
+    frozen object is never collected, which a test suite building many apps would leak.
+    """
+    gc.collect()
+    gc.freeze()
+
+
+def served_app() -> FastAPI:
+    """The app of one process of ``foldwise serve --processes N`` (its uvicorn factory)."""
+    app = create_app()
+    freeze_startup_heap()
     return app

@@ -111,7 +111,7 @@ def register(app: typer.Typer) -> None:
         import uvicorn
 
         from foldwise.service import migrate as migrations
-        from foldwise.service.app import create_app
+        from foldwise.service.app import create_app, freeze_startup_heap
         from foldwise.service.composition import add_worker_tasks, app_runtime
         from foldwise.service.config import settings
         from foldwise.service.queue import EmbeddedWorker
@@ -132,14 +132,16 @@ def register(app: typer.Typer) -> None:
             _compile_kernels_in_background()
         try:
             if processes == 1:
-                uvicorn.run(create_app(runtime=rt), host=host, port=port)
+                served = create_app(runtime=rt)
+                freeze_startup_heap()
+                uvicorn.run(served, host=host, port=port)
             else:
                 # One Python process serves on one core (the GIL): under many concurrent
                 # writers a second process uses the second core (docs/bad-input.md, "Proof
                 # under load and faults"). Each builds its own runtime from the same settings
                 # (the environment); the embedded worker stays here, in the supervisor.
                 uvicorn.run(
-                    "foldwise.service.app:create_app",
+                    "foldwise.service.app:served_app",
                     factory=True,
                     workers=processes,
                     host=host,
