@@ -9,6 +9,7 @@ import time
 import uuid
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
 
@@ -67,6 +68,42 @@ def test_ten_clients_post_a_hundred_documents(kind: str, processes: int, tmp_pat
             assert [(j["trigger"], j["state"]) for j in jobs] == [("auto", "queued")]
     finally:
         _drop(scratch)
+
+
+@pytest.mark.slow
+def test_api_processes_end_when_their_supervisor_is_killed(tmp_path: Path) -> None:
+    """kill -9 of ``foldwise serve --processes 2`` leaves no API process serving on the port
+    without the embedded worker (app.exit_with_parent)."""
+    with Server(tmp_path / "data", serve_args=("--processes", "2")) as server:
+        deadline = time.monotonic() + 30
+        while _started(server) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        workers = _children(server.process.pid)
+        assert len(workers) >= 2
+        server.kill()
+        deadline = time.monotonic() + 20
+        while alive := [pid for pid in workers if _running(pid)]:
+            assert time.monotonic() < deadline, f"API processes {alive} outlived the supervisor"
+            time.sleep(0.2)
+        with pytest.raises(httpx.TransportError):
+            httpx.get(f"{server.url}/healthz", timeout=2)
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux /proc)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (not gone, not a zombie)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
 
 
 def _started(server: Server) -> int:

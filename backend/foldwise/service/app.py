@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import gc
+import os
+import signal
+import threading
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -138,8 +142,26 @@ def freeze_startup_heap() -> None:
     gc.freeze()
 
 
+def exit_with_parent(poll_seconds: float = 1.0) -> None:
+    """Stop this process (SIGTERM: uvicorn finishes its requests) once its parent is gone.
+
+    uvicorn's workers outlive a supervisor killed with SIGKILL: they kept serving on the
+    port, without the embedded worker that runs reclusters, and a restart then shared the
+    port with them. A thread that sees the parent change ends them within ``poll_seconds``.
+    """
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_seconds)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
+
+
 def served_app() -> FastAPI:
     """The app of one process of ``foldwise serve --processes N`` (its uvicorn factory)."""
+    exit_with_parent()
     app = create_app()
     freeze_startup_heap()
     return app

@@ -122,7 +122,7 @@ def client_address(request: Request) -> str:
 
 
 async def limits_of(request: Request) -> Limits:
-    """The app's rate limits (a dependency). (async: no I/O, no thread-pool hop)."""
+    """The app's rate limits (a dependency; async: no I/O, so no thread-pool hop)."""
     limits: Limits = request.app.state.limits
     return limits
 
