@@ -5,6 +5,7 @@ figures is ``bench/load_bench.py``; no test asserts a time.)"""
 
 from __future__ import annotations
 
+import sqlite3
 import time
 import uuid
 from pathlib import Path
@@ -58,6 +59,10 @@ def test_ten_clients_post_a_hundred_documents(kind: str, processes: int, tmp_pat
             listed = server.call("GET", "/api/documents", params={"limit": 500}).json()
             assert listed["total"] == 100
             assert {d["id"] for d in listed["items"]} == set(result.acknowledged)
+            # Every API process counted the uploads in the one bucket of the data directory.
+            with sqlite3.connect(tmp_path / "data" / "rate-limits.sqlite3") as limits:
+                buckets = limits.execute("SELECT action FROM buckets").fetchall()
+            assert buckets == [("upload",)]
             # The schedule tasks run in the worker after the responses: wait for them.
             deadline = time.monotonic() + 30
             while not (jobs := server.call("GET", "/api/jobs").json()["items"]):
@@ -80,7 +85,7 @@ def test_api_processes_end_when_their_supervisor_is_killed(tmp_path: Path) -> No
             time.sleep(0.1)
         workers = _children(server.process.pid)
         assert len(workers) >= 2
-        server.kill()
+        server.kill(supervisor_only=True)
         deadline = time.monotonic() + 20
         while alive := [pid for pid in workers if _running(pid)]:
             assert time.monotonic() < deadline, f"API processes {alive} outlived the supervisor"

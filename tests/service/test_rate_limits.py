@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -10,7 +11,7 @@ from fastapi.testclient import TestClient
 from foldwise.service.app import create_app
 from foldwise.service.config import Settings
 from foldwise.service.errors import RateLimitedError
-from foldwise.service.rate_limits import Rate, RateLimiter
+from foldwise.service.rate_limits import Rate, RateLimiter, SharedRateLimiter
 
 from .helpers import Api
 
@@ -43,6 +44,30 @@ def test_a_bucket_allows_its_burst_then_refills_at_its_rate() -> None:
         limiter.spend("upload", "u1", rate, what="uploads")
     with pytest.raises(RateLimitedError):
         limiter.spend("upload", "u1", rate, what="uploads")
+
+
+def test_processes_sharing_the_file_share_one_bucket(tmp_path: Path) -> None:
+    """Two limiters on one file (two API processes of one ``foldwise serve``, each with its
+    own SQLite connection) draw from the same bucket, which outlives them (a restart)."""
+    clock = FakeClock()
+    path = tmp_path / "rate-limits.sqlite3"
+    first, second = SharedRateLimiter(path, clock), SharedRateLimiter(path, clock)
+    rate = Rate(burst=3, per_second=0.5)
+    first.spend("login-account", "alice", rate, what="failed logins")
+    second.spend("login-account", "alice", rate, what="failed logins")
+    first.spend("login-account", "alice", rate, what="failed logins")
+    with pytest.raises(RateLimitedError):
+        second.check("login-account", "alice", rate, what="failed logins")
+    second.spend("login-account", "bob", rate, what="failed logins")  # its own bucket
+    first.close()
+    second.close()
+    restarted = SharedRateLimiter(path, clock)
+    with pytest.raises(RateLimitedError) as refused:
+        restarted.spend("login-account", "alice", rate, what="failed logins")
+    assert refused.value.retry_after_seconds == 2
+    clock.now += 2.0
+    restarted.spend("login-account", "alice", rate, what="failed logins")
+    restarted.close()
 
 
 @pytest.fixture

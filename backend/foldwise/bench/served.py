@@ -6,7 +6,9 @@ server error so that a benchmark never reports figures from a broken run.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -69,6 +71,8 @@ class Server:
             env=self.env,
             stdout=self.log,
             stderr=subprocess.STDOUT,
+            # Its own process group, which :meth:`kill` ends as a whole (its API processes).
+            start_new_session=True,
         )
         self.client = httpx.Client(base_url=self.url, headers=self.headers, timeout=600)
         deadline = time.monotonic() + 60
@@ -83,9 +87,14 @@ class Server:
                 raise RuntimeError(f"foldwise serve did not start; see {self.log_path}")
             time.sleep(0.2)
 
-    def kill(self) -> None:
-        """SIGKILL the server, as a crash or an OOM kill would (no cleanup runs)."""
-        self.process.kill()
+    def kill(self, *, supervisor_only: bool = False) -> None:
+        """SIGKILL the server and its API processes, as a crash of the service or a
+        container's end would (no cleanup runs); or only the supervisor process."""
+        if supervisor_only:
+            self.process.kill()
+        else:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
         self.client.close()
         self.log.close()
@@ -100,7 +109,9 @@ class Server:
         try:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            self.process.kill()
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
         self.log.close()
 
     def __enter__(self) -> Server:

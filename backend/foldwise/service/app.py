@@ -29,7 +29,7 @@ from foldwise.service.folders.routes import router as folders_router
 from foldwise.service.imports.routes import router as imports_router
 from foldwise.service.json_input import StrictJson
 from foldwise.service.limits import BodySizeLimit
-from foldwise.service.rate_limits import Limits
+from foldwise.service.rate_limits import Limits, RateLimiter, shared_limiter
 from foldwise.service.recluster.jobs.runtime import Runtime
 from foldwise.service.recluster.routes import questions_router
 from foldwise.service.recluster.routes import router as recluster_router
@@ -62,11 +62,17 @@ async def _integrity_error(_request: Request, _exc: Exception) -> JSONResponse:
     )
 
 
-def create_app(cfg: Settings | None = None, *, runtime: Runtime | None = None) -> FastAPI:
+def create_app(
+    cfg: Settings | None = None,
+    *,
+    runtime: Runtime | None = None,
+    rate_limiter: RateLimiter | None = None,
+) -> FastAPI:
     """Build the app on ``runtime``, or on a runtime built here, once, for ``cfg`` (default:
     the global settings; ``composition.app_runtime``). A runtime built here is closed when the
     app shuts down; one passed in belongs to the caller (``foldwise serve`` shares it with its
-    embedded worker, tests with theirs)."""
+    embedded worker, tests with theirs). ``rate_limiter`` holds the rate limits' buckets
+    (default: in this process's memory; ``foldwise serve`` passes the data directory's)."""
     rt = runtime or app_runtime(cfg or settings)
     cfg = rt.settings
 
@@ -86,7 +92,7 @@ def create_app(cfg: Settings | None = None, *, runtime: Runtime | None = None) -
     app.state.settings = cfg
     app.state.engine = rt.engine
     app.state.session_factory = rt.sessions
-    app.state.limits = Limits(cfg)
+    app.state.limits = Limits(cfg, rate_limiter)
     # What critiques of proposals act on: the recluster's tree, above the critiques.
     app.state.find_proposal = proposals.open_proposal
     app.add_middleware(StrictJson)  # inside BodySizeLimit, which bounds what it reads
@@ -162,6 +168,6 @@ def exit_with_parent(poll_seconds: float = 1.0) -> None:
 def served_app() -> FastAPI:
     """The app of one process of ``foldwise serve --processes N`` (its uvicorn factory)."""
     exit_with_parent()
-    app = create_app()
+    app = create_app(rate_limiter=shared_limiter(settings))
     freeze_startup_heap()
     return app

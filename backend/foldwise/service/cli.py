@@ -63,6 +63,19 @@ def _compile_kernels_in_background() -> None:
     threading.Thread(target=compile_now, name="compile-kernels", daemon=True).start()
 
 
+def default_api_processes() -> int:
+    """API processes of a plain ``foldwise serve``: 2 where there are 2 cores or more.
+
+    One Python process serves on one core (the GIL) and its event loop was the limit under
+    50 concurrent writers: 108-146 documents/s on PostgreSQL with one process, 150 or more
+    with two (docs/bad-input.md, "Proof under load and faults"). More than two gained
+    nothing on 2 cores, and a personal server has no use for one per core.
+    """
+    import os
+
+    return 2 if (os.cpu_count() or 1) >= 2 else 1
+
+
 def command_runtime() -> Runtime:
     """The runtime of a command that stores documents (``import``, ``watch``): the app's, on
     the global settings (``composition.app_runtime``), so that its new documents schedule a
@@ -99,13 +112,15 @@ def register(app: typer.Typer) -> None:
         worker_threads: int = 1,
         migrate: Annotated[bool, typer.Option(help="upgrade the database first")] = True,
         processes: Annotated[
-            int,
+            int | None,
             typer.Option(
                 min=1,
                 max=64,
-                help="API processes on the one port (uvicorn workers); each takes a core",
+                help="API processes on the one port (uvicorn workers); each takes a core "
+                "[default: 2, or 1 on a one-core machine]",
+                show_default=False,
             ),
-        ] = 1,
+        ] = None,
     ) -> None:
         """Serve the API (and an embedded worker), on SQLite in ./data by default."""
         import uvicorn
@@ -115,6 +130,7 @@ def register(app: typer.Typer) -> None:
         from foldwise.service.composition import add_worker_tasks, app_runtime
         from foldwise.service.config import settings
         from foldwise.service.queue import EmbeddedWorker
+        from foldwise.service.rate_limits import shared_limiter
         from foldwise.service.users.auth import signing_secret
 
         if migrate:
@@ -130,9 +146,11 @@ def register(app: typer.Typer) -> None:
             embedded = EmbeddedWorker(rt.queue, workers=worker_threads)
             embedded.start()
             _compile_kernels_in_background()
+        if processes is None:
+            processes = default_api_processes()
         try:
             if processes == 1:
-                served = create_app(runtime=rt)
+                served = create_app(runtime=rt, rate_limiter=shared_limiter(settings))
                 freeze_startup_heap()
                 uvicorn.run(served, host=host, port=port)
             else:

@@ -2,19 +2,23 @@
 
 Guarded actions (docs/bad-input.md, "Limits"): logins per account and per client address
 (only failed attempts drain the bucket, and an empty bucket refuses even the right password,
-so guessing stops), API token creation per user, and uploads per user. Buckets live in the
-API process: one ``foldwise serve`` (as Docker Compose runs it) limits exactly; N processes
-behind a balancer would allow up to N times the rate.
+so guessing stops), API token creation per user, and uploads per user. ``foldwise serve``
+keeps the buckets in a file of its data directory (:class:`SharedRateLimiter`), so that its
+API processes (``--processes N``) and its restarts share them; an app built without one
+(tests, embedding) keeps them in memory. API processes on several hosts, each with its
+own data directory, would allow up to that many times the rate.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
+import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -32,41 +36,111 @@ class Rate:
 
 
 class RateLimiter:
-    """Thread-safe token buckets keyed by ``(action, key)``."""
+    """Thread-safe token buckets keyed by ``(action, key)``, in this process's memory."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
         self._buckets: dict[tuple[str, str], tuple[float, float]] = {}
         self._mutex = threading.Lock()
 
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        """Hold the buckets for one read-modify-write."""
+        with self._mutex:
+            yield
+
+    def _load(self, key: tuple[str, str]) -> tuple[float, float] | None:
+        return self._buckets.get(key)
+
+    def _store(self, key: tuple[str, str], tokens: float, now: float) -> None:
+        self._buckets[key] = (tokens, now)
+        # Keep memory bounded: buckets idle for an hour are full again (every rate here
+        # refills in minutes), and a missing bucket reads as full.
+        if len(self._buckets) >= 10_000:
+            self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < 3600}
+
     def _level(self, key: tuple[str, str], rate: Rate, now: float) -> float:
-        tokens, last = self._buckets.get(key, (float(rate.burst), now))
-        return min(float(rate.burst), tokens + (now - last) * rate.per_second)
+        tokens, last = self._load(key) or (float(rate.burst), now)
+        return min(float(rate.burst), tokens + max(0.0, now - last) * rate.per_second)
 
     def check(self, action: str, key: str, rate: Rate, *, what: str) -> None:
         """Raise ``RateLimitedError`` if the bucket is empty (takes nothing)."""
-        with self._mutex:
-            now = self._clock()
-            tokens = self._level((action, key), rate, now)
+        with self._exclusive():
+            tokens = self._level((action, key), rate, self._clock())
         if tokens < 1:
             raise _refusal(tokens, rate, what)
 
     def spend(self, action: str, key: str, rate: Rate, *, what: str) -> None:
         """Take one token, or raise ``RateLimitedError`` if there is none."""
-        with self._mutex:
+        with self._exclusive():
             now = self._clock()
             tokens = self._level((action, key), rate, now)
             if tokens >= 1:
-                self._buckets[(action, key)] = (tokens - 1, now)
-                self._forget_idle(now)
+                self._store((action, key), tokens - 1, now)
                 return
         raise _refusal(tokens, rate, what)
 
-    def _forget_idle(self, now: float) -> None:
-        # Keep memory bounded: buckets idle for an hour are full again (every rate here
-        # refills in minutes), and a missing bucket reads as full.
-        if len(self._buckets) >= 10_000:
-            self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < 3600}
+
+class SharedRateLimiter(RateLimiter):
+    """The same buckets in a SQLite file, shared by every process that opens it.
+
+    ``foldwise serve --processes N`` runs N API processes; with buckets in each one's memory
+    a password guesser got N times the allowed failures. Each read-modify-write is one
+    ``BEGIN IMMEDIATE`` transaction on the file, so the processes see one bucket. The clock
+    is the wall clock (monotonic clocks are per boot, not comparable across processes), and
+    the file is written without fsync: after an OS crash buckets read as full, which only
+    forgives.
+    """
+
+    def __init__(self, path: Path, clock: Callable[[], float] = time.time) -> None:
+        super().__init__(clock)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(
+            path, timeout=10.0, isolation_level=None, check_same_thread=False
+        )
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=OFF")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS buckets (action TEXT NOT NULL, key TEXT NOT NULL, "
+            "tokens REAL NOT NULL, last REAL NOT NULL, PRIMARY KEY (action, key))"
+        )
+        self._writes = 0
+
+    @contextlib.contextmanager
+    def _exclusive(self) -> Iterator[None]:
+        with self._mutex:  # one connection per process: its threads take turns
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def _load(self, key: tuple[str, str]) -> tuple[float, float] | None:
+        row = self._db.execute(
+            "SELECT tokens, last FROM buckets WHERE action = ? AND key = ?", key
+        ).fetchone()
+        return (float(row[0]), float(row[1])) if row else None
+
+    def _store(self, key: tuple[str, str], tokens: float, now: float) -> None:
+        self._db.execute(
+            "INSERT INTO buckets (action, key, tokens, last) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (action, key) DO UPDATE SET tokens = excluded.tokens, "
+            "last = excluded.last",
+            (*key, tokens, now),
+        )
+        self._writes += 1
+        if self._writes % 10_000 == 0:  # idle an hour: full again, as in memory
+            self._db.execute("DELETE FROM buckets WHERE last < ?", (now - 3600,))
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def shared_limiter(cfg: Settings) -> SharedRateLimiter:
+    """The buckets of the processes serving ``cfg``'s data directory."""
+    return SharedRateLimiter(cfg.data_dir / "rate-limits.sqlite3")
 
 
 def _refusal(tokens: float, rate: Rate, what: str) -> RateLimitedError:
