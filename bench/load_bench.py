@@ -32,7 +32,7 @@ def run(
     database: str,
     clients: int,
     documents: int,
-    processes: int = 1,
+    processes: int | None = None,
     source: Path | None = None,
 ) -> dict[str, Any]:
     env: dict[str, str] = {"FOLDWISE_RECLUSTER_AUTO": "true"}
@@ -46,7 +46,10 @@ def run(
         with (
             tempfile.TemporaryDirectory(prefix="load-bench-") as tmp,
             Server(
-                Path(tmp), env=env, source=source, serve_args=("--processes", str(processes))
+                Path(tmp),
+                env=env,
+                source=source,
+                serve_args=("--processes", str(processes)) if processes else (),
             ) as server,
         ):
             result = post_concurrently(
@@ -61,7 +64,7 @@ def run(
                 conn.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
     return {
         "database": database,
-        "processes": processes,
+        "processes": processes or "serve's default",
         "clients": clients,
         "documents": documents,
         "acknowledged": len(result.acknowledged),
@@ -84,7 +87,10 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=1000)
     parser.add_argument("--databases", default="sqlite,postgresql")
     parser.add_argument(
-        "--processes", type=int, default=1, help="API processes (foldwise serve --processes)"
+        "--processes",
+        type=int,
+        default=None,
+        help="API processes (foldwise serve --processes; default: serve's own)",
     )
     parser.add_argument(
         "--server-src",

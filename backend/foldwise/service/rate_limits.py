@@ -3,10 +3,11 @@
 Guarded actions (docs/bad-input.md, "Limits"): logins per account and per client address
 (only failed attempts drain the bucket, and an empty bucket refuses even the right password,
 so guessing stops), API token creation per user, and uploads per user. ``foldwise serve``
-keeps the buckets in a file of its data directory (:class:`SharedRateLimiter`), so that its
-API processes (``--processes N``) and its restarts share them; an app built without one
-(tests, embedding) keeps them in memory. API processes on several hosts, each with its
-own data directory, would allow up to that many times the rate.
+keeps the login and token buckets in a file of its data directory
+(:class:`SharedRateLimiter`), so that its API processes (``--processes N``) and its restarts
+share them; an app built without one (tests, embedding) keeps them in memory, and upload
+buckets are always per process. API processes on several hosts, each with its own data
+directory, would allow up to that many times the rate.
 """
 
 from __future__ import annotations
@@ -157,7 +158,12 @@ class Limits:
     """The service's rate limits, from ``Settings``; one per app (``app.state.limits``)."""
 
     def __init__(self, cfg: Settings, limiter: RateLimiter | None = None) -> None:
+        """``limiter`` holds the login and token buckets (default: in memory). Upload
+        buckets stay in this process's memory: they guard resources, where N processes'
+        slack does no harm, and a transaction on a shared file per upload cost the
+        2-process load bench a fifth of its rate (SQLite's busy waits between processes)."""
         self.limiter = limiter or RateLimiter()
+        self.upload_limiter = RateLimiter()
         self.account = _per_minute(cfg.login_failures_burst, cfg.login_failures_per_minute)
         self.address = _per_minute(
             cfg.login_address_failures_burst, cfg.login_address_failures_per_minute
@@ -187,7 +193,7 @@ class Limits:
 
     def upload(self, user_id: int) -> None:
         """Count an upload or import request (429 when over the rate)."""
-        self.limiter.spend("upload", str(user_id), self.uploads, what="uploads")
+        self.upload_limiter.spend("upload", str(user_id), self.uploads, what="uploads")
 
 
 def client_address(request: Request) -> str:
