@@ -65,7 +65,8 @@ def load_task_modules(cfg: Settings) -> list[str]:
 
 
 class EmbeddedConsumer(Consumer):
-    """A Huey consumer that runs in threads of the API process (``foldwise serve``).
+    """A Huey consumer that runs in threads of ``foldwise serve``'s main process (the API
+    process, or with ``--processes N`` the supervisor of the N API processes).
 
     The stock consumer installs signal handlers, which only the main thread may do and
     which would fight uvicorn's; here the host process owns the signals.
