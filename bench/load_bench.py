@@ -24,6 +24,7 @@ import psycopg
 
 from foldwise.bench.load import post_concurrently
 from foldwise.bench.served import Server
+from foldwise.service.cli import default_api_processes
 
 PG_ADMIN = os.environ.get("FOLDWISE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 
@@ -52,6 +53,14 @@ def run(
                 serve_args=("--processes", str(processes)) if processes else (),
             ) as server,
         ):
+            # Measure the steady state: every API process up, not the first one alone.
+            wanted = processes or default_api_processes()
+            deadline = time.monotonic() + 60
+            while (
+                server.log_path.read_text(errors="replace").count("Started server process") < wanted
+                and time.monotonic() < deadline
+            ):
+                time.sleep(0.1)
             result = post_concurrently(
                 server.url, server.headers, clients=clients, documents=documents
             )
