@@ -9,10 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from foldwise.service.app import create_app
 from foldwise.service.config import Settings
+from foldwise.service.db import POOL_SIZE, connection_shortfall, make_engine
 
 from .conftest import make_settings
 from .helpers import Api
@@ -107,8 +109,6 @@ def test_compose_and_dockerfile_run_real_commands() -> None:
     for service in compose["services"].values():
         assert "healthcheck" in service
     # PostgreSQL takes the connections of the README's 4 API processes (40 each) and workers.
-    from foldwise.service.db import POOL_SIZE
-
     db_command = compose["services"]["db"]["command"]
     setting = re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", db_command[db_command.index("-c") + 1])
     assert setting.startswith("max_connections=")
@@ -124,6 +124,27 @@ def test_compose_and_dockerfile_run_real_commands() -> None:
         group: Any = typer.main.get_command(cli.app)
         sub = group.commands[command[1]]
         sub.make_context(command[1], command[2:])  # raises on a value of the wrong type
+
+
+@pytest.mark.postgres
+def test_serve_warns_when_postgresql_has_too_few_connections(pg_url: str) -> None:
+    """``foldwise serve`` says so at start when its API processes may need more connections
+    than PostgreSQL allows (db.connection_shortfall); SQLite has no such limit."""
+    engine = make_engine(pg_url)
+    try:
+        with engine.connect() as conn:
+            allowed = int(conn.exec_driver_sql("SHOW max_connections").scalar_one())
+        assert connection_shortfall(engine, 1, other=0) is None
+        too_many = allowed // POOL_SIZE + 1
+        warning = connection_shortfall(engine, too_many)
+        assert warning is not None
+        assert f"{too_many} API processes" in warning
+        assert "raise max_connections" in warning
+    finally:
+        engine.dispose()
+    assert connection_shortfall(make_engine("sqlite://"), 64) is None
+    unreachable = make_engine("postgresql+psycopg://nobody@127.0.0.1:1/none")
+    assert connection_shortfall(unreachable, 64) is None
 
 
 def test_streamed_body_over_the_hard_limit_is_413(sqlite_settings: Settings) -> None:

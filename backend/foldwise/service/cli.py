@@ -129,6 +129,7 @@ def register(app: typer.Typer) -> None:
         from foldwise.service.app import create_app, freeze_startup_heap
         from foldwise.service.composition import add_worker_tasks, app_runtime
         from foldwise.service.config import settings
+        from foldwise.service.db import connection_shortfall
         from foldwise.service.queue import EmbeddedWorker
         from foldwise.service.rate_limits import shared_limiter
         from foldwise.service.users.auth import signing_secret
@@ -148,6 +149,9 @@ def register(app: typer.Typer) -> None:
             _compile_kernels_in_background()
         if processes is None:
             processes = default_api_processes()
+        shortfall = connection_shortfall(rt.engine, processes, other=worker_threads + 4)
+        if shortfall:
+            _echo_err(f"warning: {shortfall}")
         try:
             if processes == 1:
                 served = create_app(runtime=rt, rate_limiter=shared_limiter(settings))

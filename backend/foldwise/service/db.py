@@ -18,6 +18,7 @@ from fastapi import Depends, Request
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import DateTime, Dialect, Engine, MetaData, TypeDecorator, create_engine, event
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 
 from foldwise.service.config import Settings, settings
@@ -97,6 +98,30 @@ def make_engine(url: str) -> Engine:
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     return create_engine(url, pool_pre_ping=True, **pool)
+
+
+def connection_shortfall(engine: Engine, api_processes: int, other: int = 5) -> str | None:
+    """Why the database may refuse connections to ``api_processes`` API processes (each up
+    to :data:`POOL_SIZE`, one per request thread) and ``other`` more (workers), or ``None``.
+
+    PostgreSQL only: its ``max_connections`` (100 by default, less the superuser reserve) is
+    shared by every client, and a refused connection is a failed request under load.
+    """
+    if engine.dialect.name != "postgresql":
+        return None
+    try:
+        with engine.connect() as conn:
+            allowed = int(conn.exec_driver_sql("SHOW max_connections").scalar_one())
+            reserved = int(conn.exec_driver_sql("SHOW superuser_reserved_connections").scalar_one())
+    except DBAPIError:  # unreachable now: /healthz says so; nothing to compare
+        return None
+    wanted = api_processes * POOL_SIZE + other
+    if wanted <= allowed - reserved:
+        return None
+    return (
+        f"PostgreSQL allows {allowed - reserved} connections; {api_processes} API processes "
+        f"may open up to {wanted} under load: raise max_connections or lower --processes"
+    )
 
 
 def make_sessionmaker(engine: Engine, cfg: Settings) -> sessionmaker[Session]:
