@@ -7,14 +7,18 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import anyio
 import pytest
+from fastapi.concurrency import run_in_threadpool
 from fastapi.testclient import TestClient
+from sqlalchemy import text
 
 from foldwise.service.app import create_app
 from foldwise.service.config import Settings
-from foldwise.service.db import POOL_SIZE, connection_shortfall, make_engine
+from foldwise.service.db import POOL_SIZE, connection_shortfall, get_db, make_engine
 
 from .conftest import make_settings
 from .helpers import Api
@@ -145,6 +149,25 @@ def test_serve_warns_when_postgresql_has_too_few_connections(pg_url: str) -> Non
     assert connection_shortfall(make_engine("sqlite://"), 64) is None
     unreachable = make_engine("postgresql+psycopg://nobody@127.0.0.1:1/none")
     assert connection_shortfall(unreachable, 64) is None
+
+
+def test_a_cancelled_request_still_returns_its_connection(sqlite_settings: Settings) -> None:
+    """The session dependency closes its session even when the request is cancelled (a
+    client gone, a shutdown): the connection goes back to the pool (db.get_db)."""
+    app = create_app(sqlite_settings)
+    request = SimpleNamespace(app=app)  # get_db reads only the app's state
+
+    async def cancelled_request() -> None:
+        requests = get_db(request)  # type: ignore[arg-type]
+        session = await anext(requests)
+        await run_in_threadpool(session.execute, text("SELECT 1"))  # holds a connection
+        assert app.state.engine.pool.checkedout() == 1
+        with anyio.CancelScope() as scope:
+            scope.cancel()
+            await requests.aclose()
+
+    anyio.run(cancelled_request)
+    assert app.state.engine.pool.checkedout() == 0
 
 
 def test_streamed_body_over_the_hard_limit_is_413(sqlite_settings: Settings) -> None:

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
+import anyio
 from fastapi import Depends, Request
 from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import DateTime, Dialect, Engine, MetaData, TypeDecorator, create_engine, event
@@ -171,11 +172,15 @@ async def get_db(request: Request) -> AsyncIterator[Session]:
     try:
         yield session
     except Exception:
-        await run_in_threadpool(session.rollback)
+        with anyio.CancelScope(shield=True):
+            await run_in_threadpool(session.rollback)
         raise
     finally:
         if session.in_transaction():
-            await run_in_threadpool(session.close)
+            # Shielded: in a cancelled request (a client gone, a shutdown) the await would
+            # raise at once and the connection would stay checked out of the pool.
+            with anyio.CancelScope(shield=True):
+                await run_in_threadpool(session.close)
         else:
             session.close()
 
