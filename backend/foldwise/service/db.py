@@ -9,7 +9,7 @@ of the database they write to.
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -159,7 +159,7 @@ def SessionLocal() -> Session:  # noqa: N802  (the name the CLI and tests use)
     return default_sessions()()
 
 
-async def get_db(request: Request) -> AsyncIterator[Session]:
+async def get_db(request: Request) -> AsyncGenerator[Session, None]:
     """Yield a session for one request, from the app's runtime (its session listeners
     installed); roll back whatever the request did not commit.
 
