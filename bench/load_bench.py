@@ -29,21 +29,17 @@ from foldwise.service.cli import default_api_processes
 PG_ADMIN = os.environ.get("FOLDWISE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 
 
-def _server_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of ``pid`` and its live child processes (Linux /proc)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    pids = [pid]
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        pids += [int(c) for c in (task / "children").read_text().split()]
+def _cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds of the live processes ``pids`` (Linux /proc)."""
     total = 0
-    for p in pids:
+    for pid in pids:
         try:
-            stat = Path(f"/proc/{p}/stat").read_text()
+            stat = Path(f"/proc/{pid}/stat").read_text()
         except FileNotFoundError:
             continue
         fields = stat[stat.rindex(")") + 2 :].split()
         total += int(fields[11]) + int(fields[12])
-    return total / tick
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def run(
@@ -71,18 +67,13 @@ def run(
             ) as server,
         ):
             # Measure the steady state: every API process up, not the first one alone.
-            wanted = processes or default_api_processes()
-            deadline = time.monotonic() + 60
-            while (
-                server.log_path.read_text(errors="replace").count("Started server process") < wanted
-                and time.monotonic() < deadline
-            ):
-                time.sleep(0.1)
-            cpu_before = _server_cpu_seconds(server.process.pid)
+            server.wait_for_api_processes(processes or default_api_processes())
+            pids = [server.process.pid, *server.child_pids()]
+            cpu_before = _cpu_seconds(pids)
             result = post_concurrently(
                 server.url, server.headers, clients=clients, documents=documents
             )
-            server_cpu = _server_cpu_seconds(server.process.pid) - cpu_before
+            server_cpu = _cpu_seconds(pids) - cpu_before
             time.sleep(2)  # let the queued schedule tasks run
             stored = server.call("GET", "/api/documents", params={"limit": 1}).json()["total"]
             jobs = server.call("GET", "/api/jobs").json()["items"]

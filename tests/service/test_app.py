@@ -112,13 +112,17 @@ def test_compose_and_dockerfile_run_real_commands() -> None:
     commands.append(yaml.safe_load(cmd_line.removeprefix("CMD ")))
     for service in compose["services"].values():
         assert "healthcheck" in service
+
     # PostgreSQL takes the connections of the README's 4 API processes (40 each) and workers.
+    # Compose fills ${VAR:-default} from the environment; here, with the default.
+    def with_default(part: str) -> str:
+        return re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", part)
+
     db_command = compose["services"]["db"]["command"]
-    setting = re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", db_command[db_command.index("-c") + 1])
+    setting = with_default(db_command[db_command.index("-c") + 1])
     assert setting.startswith("max_connections=")
     assert int(setting.split("=")[1]) >= 4 * POOL_SIZE + 20
-    # Compose fills ${VAR:-default} from the environment; here, with the default.
-    commands = [[re.sub(r"\$\{\w+:-([^}]*)\}", r"\1", part) for part in c] for c in commands]
+    commands = [[with_default(part) for part in c] for c in commands]
     for command in commands:
         assert command[0] == "foldwise", command
         # --help after the options parses them all: unknown options fail here.

@@ -49,10 +49,7 @@ def test_ten_clients_post_a_hundred_documents(kind: str, processes: int, tmp_pat
     serve_args = ("--processes", str(processes))
     try:
         with Server(tmp_path / "data", env=env, serve_args=serve_args) as server:
-            deadline = time.monotonic() + 30  # the first process may answer before the next
-            while (started := _started(server)) < processes and time.monotonic() < deadline:
-                time.sleep(0.1)
-            assert started == processes
+            assert server.wait_for_api_processes(processes) == processes
             result = post_concurrently(server.url, server.headers, clients=10, documents=100)
             assert (result.server_errors, result.client_errors, result.dropped) == (0, 0, 0)
             assert len(result.acknowledged) == 100 == len(set(result.acknowledged))
@@ -82,10 +79,8 @@ def test_api_processes_end_when_their_supervisor_is_killed(tmp_path: Path) -> No
     """kill -9 of ``foldwise serve --processes 2`` leaves no API process serving on the port
     without the embedded worker (app.exit_with_parent)."""
     with Server(tmp_path / "data", serve_args=("--processes", "2")) as server:
-        deadline = time.monotonic() + 30
-        while _started(server) < 2 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        workers = _children(server.process.pid)
+        server.wait_for_api_processes(2)
+        workers = server.child_pids()
         assert len(workers) >= 2
         server.kill(supervisor_only=True)
         deadline = time.monotonic() + 20
@@ -96,14 +91,6 @@ def test_api_processes_end_when_their_supervisor_is_killed(tmp_path: Path) -> No
             httpx.get(f"{server.url}/healthz", timeout=2)
 
 
-def _children(pid: int) -> list[int]:
-    """The child processes of ``pid`` (Linux /proc)."""
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        found += [int(c) for c in (task / "children").read_text().split()]
-    return found
-
-
 def _running(pid: int) -> bool:
     """Whether ``pid`` is a live process (not gone, not a zombie)."""
     try:
@@ -111,11 +98,6 @@ def _running(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat[stat.rindex(")") + 2] != "Z"
-
-
-def _started(server: Server) -> int:
-    """How many API processes uvicorn has started, from the server's log."""
-    return server.log_path.read_text(errors="replace").count("Started server process")
 
 
 def _drop(scratch: str | None) -> None:

@@ -87,6 +87,24 @@ class Server:
                 raise RuntimeError(f"foldwise serve did not start; see {self.log_path}")
             time.sleep(0.2)
 
+    def wait_for_api_processes(self, count: int, timeout: float = 60.0) -> int:
+        """Wait until uvicorn has started ``count`` API processes (its log says so; with
+        ``--processes N`` the first answers before the others); returns how many did."""
+        deadline = time.monotonic() + timeout
+        while (started := self._started()) < count and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return started
+
+    def _started(self) -> int:
+        return self.log_path.read_text(errors="replace").count("Started server process")
+
+    def child_pids(self) -> list[int]:
+        """The live child processes of the server's supervisor (Linux /proc)."""
+        found: list[int] = []
+        for task in Path(f"/proc/{self.process.pid}/task").iterdir():
+            found += [int(c) for c in (task / "children").read_text().split()]
+        return found
+
     def kill(self, *, supervisor_only: bool = False) -> None:
         """SIGKILL the server and its API processes, as a crash of the service or a
         container's end would (no cleanup runs); or only the supervisor process."""

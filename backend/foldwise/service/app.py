@@ -165,9 +165,16 @@ def exit_with_parent(poll_seconds: float = 1.0) -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
+def serving_app(runtime: Runtime | None = None) -> FastAPI:
+    """The app of a ``foldwise serve`` process: rate limits shared through the data
+    directory, start-up heap frozen (on ``runtime``, or one built from the settings)."""
+    cfg = runtime.settings if runtime is not None else settings
+    app = create_app(cfg, runtime=runtime, rate_limiter=shared_limiter(cfg))
+    freeze_startup_heap()
+    return app
+
+
 def served_app() -> FastAPI:
     """The app of one process of ``foldwise serve --processes N`` (its uvicorn factory)."""
     exit_with_parent()
-    app = create_app(rate_limiter=shared_limiter(settings))
-    freeze_startup_heap()
-    return app
+    return serving_app()

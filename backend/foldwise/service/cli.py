@@ -126,12 +126,11 @@ def register(app: typer.Typer) -> None:
         import uvicorn
 
         from foldwise.service import migrate as migrations
-        from foldwise.service.app import create_app, freeze_startup_heap
+        from foldwise.service.app import serving_app
         from foldwise.service.composition import add_worker_tasks, app_runtime
         from foldwise.service.config import settings
         from foldwise.service.db import connection_shortfall
         from foldwise.service.queue import EmbeddedWorker
-        from foldwise.service.rate_limits import shared_limiter
         from foldwise.service.users.auth import signing_secret
 
         if migrate:
@@ -154,9 +153,7 @@ def register(app: typer.Typer) -> None:
             _echo_err(f"warning: {shortfall}")
         try:
             if processes == 1:
-                served = create_app(runtime=rt, rate_limiter=shared_limiter(settings))
-                freeze_startup_heap()
-                uvicorn.run(served, host=host, port=port)
+                uvicorn.run(serving_app(rt), host=host, port=port)
             else:
                 # One Python process serves on one core (the GIL): under many concurrent
                 # writers a second process uses the second core (docs/bad-input.md, "Proof
