@@ -96,9 +96,11 @@ class FolderPlacement(BaseEstimator):
         sign test), so that a few new labels do not flip it.
     n_jobs : int or None, default=None
         Threads for the cross-validation fits (representation selection, temperature,
-        novelty), which are independent of each other; ``None`` is 1. The fitted model
-        does not depend on it: each fold's SVM is the same whichever thread fits it, and
-        liblinear releases the GIL while it trains.
+        novelty), which are independent of each other; ``None`` is 1. liblinear releases
+        the GIL while it trains. The final SVMs do not depend on it; the cross-validated
+        quantities (temperature, calibration, novelty) agree only to the solver's
+        tolerance, since scikit-learn's liblinear draws its coordinate order from one
+        process-wide generator that concurrent fits share (seen: 1e-6 relative).
 
     Attributes
     ----------
