@@ -11,16 +11,19 @@ from types import SimpleNamespace
 from typing import Any
 
 import anyio
+import psycopg
 import pytest
 from fastapi.concurrency import run_in_threadpool
 from fastapi.testclient import TestClient
 from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
 
+from foldwise.service import db
 from foldwise.service.app import create_app
 from foldwise.service.config import Settings
 from foldwise.service.db import POOL_SIZE, connection_shortfall, get_db, make_engine
 
-from .conftest import make_settings
+from .conftest import PG_ADMIN_URL, make_settings
 from .helpers import Api
 from .test_isolation import ENDPOINTS, FOUNDATION_PREFIXES, PUBLIC
 
@@ -201,3 +204,36 @@ def test_streamed_body_over_the_hard_limit_is_413(sqlite_settings: Settings) -> 
             headers={**alice, "content-type": "application/json"},
         )
         assert small.status_code == 201
+
+
+@pytest.mark.postgres
+def test_a_connection_closed_while_idle_in_the_pool_is_replaced(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pooled connection that sat idle is tested at checkout, and one the server closed is
+    replaced before a request sees it (db._ping_after_idle). One that came back moments ago
+    is handed out untested: the first statement fails, and the pool then renews itself."""
+    engine = make_engine(pg_url)
+
+    def backend_pid() -> int:
+        with engine.connect() as conn:
+            return int(conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
+
+    def close_on_the_server(pid: int) -> None:
+        with psycopg.connect(PG_ADMIN_URL, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+
+    try:
+        monkeypatch.setattr(db, "PING_AFTER_IDLE_SECONDS", 0.0)
+        closed = backend_pid()
+        close_on_the_server(closed)
+        assert backend_pid() != closed  # tested, found closed, replaced
+
+        monkeypatch.setattr(db, "PING_AFTER_IDLE_SECONDS", 3600.0)
+        closed = backend_pid()
+        close_on_the_server(closed)
+        with pytest.raises(DBAPIError):
+            backend_pid()  # not idle long enough to be tested
+        assert backend_pid() != closed
+    finally:
+        engine.dispose()
