@@ -70,7 +70,20 @@ def run_migrations_online() -> None:
     engine = make_engine(config.attributes.get("url") or settings.sqlalchemy_url)
     try:
         with engine.connect() as connection:
+            sqlite = connection.dialect.name == "sqlite"
+            if sqlite:
+                # Batch mode rebuilds a table (copy, drop the old, rename the new). With
+                # foreign keys on, dropping the old one deletes the rows of every table that
+                # references it ON DELETE CASCADE: dropping a column of ``users`` emptied the
+                # user's documents. SQLite's advice: keys off for the rebuild (the pragma is
+                # a no-op inside a transaction, so before the first), then check them.
+                connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
             _configure(connection)
+            if sqlite:
+                broken = connection.exec_driver_sql("PRAGMA foreign_key_check").fetchall()
+                if broken:
+                    connection.rollback()
+                    raise RuntimeError(f"the migration broke foreign keys: {broken[:5]}")
             connection.commit()
     finally:
         engine.dispose()

@@ -16,6 +16,7 @@ from foldwise.service.queue import EmbeddedWorker
 from foldwise.service.recluster import core_adapter, instant
 from foldwise.service.recluster.jobs.runtime import Runtime
 from foldwise.service.recluster.tree.models import DocumentSuggestion, PlacementModel, TreeVersion
+from foldwise.service.users.models import User
 
 from .helpers import Api
 from .recluster_support import corpus_files, recluster, rt, seed_small, worker
@@ -306,23 +307,46 @@ def test_the_suggestion_waits_for_the_ingest_connection_to_go_back_to_the_pool(
 def test_a_user_without_a_model_costs_no_second_transaction(
     client: TestClient, api: Api, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Before any recluster there is nothing to suggest with: the ingest transaction finds
-    that out on its own connection, and no suggestion session follows the commit (under 50
-    concurrent writers it was a fifth of each request on PostgreSQL)."""
+    """Before any recluster there is nothing to suggest with: the ingest request knows it
+    from the user it authenticated (``User.has_placement_model``), with no query of its
+    own, and no suggestion session follows the commit (under 50 concurrent writers it was a
+    fifth of each request on PostgreSQL)."""
     instant.clear_cache()
     calls: list[Any] = []
     monkeypatch.setattr(instant, "suggest_pending", lambda *args: calls.append(args))
     headers = api.user("bob")
     engine = client.app.state.engine  # type: ignore[attr-defined]
     checkouts: list[object] = []
+    statements: list[str] = []
 
     def count(*_: object) -> None:
         checkouts.append(1)
 
+    def record(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        statements.append(statement)
+
     event.listen(engine, "checkout", count)
+    event.listen(engine, "before_cursor_execute", record)
     try:
         api.post(headers, "a first document, with no model to place it yet")
     finally:
         event.remove(engine, "checkout", count)
+        event.remove(engine, "before_cursor_execute", record)
     assert calls == []
     assert len(checkouts) == 1  # the request's own connection, and no other
+    # No query about models: the flag came with the user the token lookup loaded.
+    assert not [s for s in statements if "placement_models" in s]
+    assert [s for s in statements if "has_placement_model" in s] == [
+        s for s in statements if "api_tokens" in s
+    ]
+
+
+def test_a_stored_model_marks_its_user(
+    client: TestClient, api: Api, rt: Runtime, alice: dict[str, Any]
+) -> None:
+    """The recluster that stores a user's first model sets ``has_placement_model``; a user
+    without one keeps it unset (what the ingest request reads instead of a query)."""
+    api.user("carol")
+    with rt.sessions() as session:
+        flags = dict(session.execute(select(User.name, User.has_placement_model)).all())
+    assert flags["alice"] is True and flags["carol"] is False

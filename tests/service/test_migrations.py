@@ -10,7 +10,7 @@ import psycopg
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import inspect, select
 
 from conftest import unavailable
 from foldwise.service import migrate, models
@@ -93,3 +93,31 @@ def migrate_heads() -> str:
     from alembic.script import ScriptDirectory
 
     return str(ScriptDirectory.from_config(migrate.alembic_config()).get_current_head())
+
+
+def test_0009_marks_the_users_that_have_placement_models(empty_url: str) -> None:
+    """Upgrading to 0009 sets ``has_placement_model`` from the models already stored."""
+    from sqlalchemy.orm import Session
+
+    from foldwise.service.recluster.tree.models import PlacementModel, TreeVersion
+    from foldwise.service.users.models import User
+
+    migrate.upgrade(empty_url)
+    engine = make_engine(empty_url)
+    with Session(engine) as session:
+        alice, bob = User(name="alice"), User(name="bob")
+        session.add_all([alice, bob])
+        session.flush()
+        version = TreeVersion(user_id=alice.id, number=1, method="ihac", doc_ids=[], linkage=[])
+        session.add(version)
+        session.flush()
+        session.add(PlacementModel(version_id=version.id, user_id=alice.id, npz=b"x"))
+        session.commit()
+    engine.dispose()
+    migrate.downgrade(empty_url, "0008")
+    migrate.upgrade(empty_url)
+    engine = make_engine(empty_url)
+    with Session(engine) as session:
+        flags = dict(session.execute(select(User.name, User.has_placement_model)).all())
+    engine.dispose()
+    assert flags == {"alice": True, "bob": False}

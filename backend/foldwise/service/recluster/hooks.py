@@ -73,7 +73,7 @@ def _after_flush(session: Session, _context: Any) -> None:
     has_model = session.info.setdefault(_HAS_MODEL, {})
     unknown = {doc.user_id for doc in new} - has_model.keys()
     if unknown:
-        found = instant.users_with_models(session.connection(), unknown)
+        found = instant.users_with_models(session, unknown)
         has_model.update({user_id: user_id in found for user_id in unknown})
     for doc in new:
         if has_model[doc.user_id]:

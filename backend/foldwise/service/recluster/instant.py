@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import replace
 
-from sqlalchemy import Connection, Engine, delete, select
+from sqlalchemy import Connection, Engine, delete, select, update
 from sqlalchemy.orm import Session
 
 from foldwise.service.config import Settings
@@ -35,6 +35,7 @@ from foldwise.service.recluster.tree.models import (
     TreePlacement,
     TreeVersion,
 )
+from foldwise.service.users.models import User
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,11 @@ def store_model(session: Session, *, user_id: int, version_id: int, npz: bytes) 
     """Keep ``npz`` (``core_adapter.pack_model``) as ``version_id``'s model; drop older ones
     beyond :data:`KEEP_MODELS`. Part of the caller's transaction."""
     session.add(PlacementModel(version_id=version_id, user_id=user_id, npz=npz))
+    session.execute(
+        update(User)
+        .where(User.id == user_id, User.has_placement_model.is_(False))
+        .values(has_placement_model=True)
+    )
     session.flush()
     keep = select(PlacementModel.version_id).where(PlacementModel.user_id == user_id)
     newest = list(session.scalars(keep.order_by(PlacementModel.version_id.desc())))
@@ -103,18 +109,27 @@ def latest_model(session: Session, user_id: int) -> tuple[int, core_adapter.Stor
     return None if model is None else (version_id, model)
 
 
-def users_with_models(connection: Connection, user_ids: Iterable[int]) -> set[int]:
-    """Those of ``user_ids`` that have a stored placement model.
+def users_with_models(session: Session, user_ids: Iterable[int]) -> set[int]:
+    """Those of ``user_ids`` that have a stored placement model (``User.has_placement_model``).
 
-    Asked on the connection of the ingest's own transaction (Core, so no autoflush from
-    inside a flush): a user without a model, a new user filling their first tree, then
-    costs no second transaction after the commit (docs/recluster.md, "Instant suggestions").
+    Called from inside a flush, so it never loads through the session: a user the request
+    has loaded already (the one it authenticated) answers from the identity map, with no
+    round trip; others are asked on the transaction's own connection (Core, no autoflush).
+    A user without a model, a new user filling their first tree, then costs no second
+    transaction after the commit (docs/recluster.md, "Instant suggestions").
     """
-    wanted = sorted(set(user_ids))
-    if not wanted:
-        return set()
-    query = select(PlacementModel.user_id).where(PlacementModel.user_id.in_(wanted)).distinct()
-    return {int(u) for u in connection.execute(query).scalars()}
+    found, unknown = set(), []
+    for user_id in sorted(set(user_ids)):
+        user = session.identity_map.get(Session.identity_key(User, user_id))
+        if user is not None and "has_placement_model" in user.__dict__:
+            if user.has_placement_model:
+                found.add(user_id)
+        else:
+            unknown.append(user_id)
+    if unknown:
+        query = select(User.id).where(User.id.in_(unknown), User.has_placement_model)
+        found.update(int(u) for u in session.connection().execute(query).scalars())
+    return found
 
 
 Found = tuple[int, core_adapter.StoredModel]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, String
+from sqlalchemy import ForeignKey, String, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from foldwise.service.db import Base, utcnow
@@ -20,6 +20,10 @@ class User(Base):
     #: argon2 hash; ``None`` means the account can use API tokens but cannot log in.
     password_hash: Mapped[str | None] = mapped_column(String(255), default=None)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    #: Whether a recluster stored a placement model for the user (set by the recluster, never
+    #: unset: models are replaced, not removed). Read with the user it authenticates, an
+    #: ingest request knows without a query of its own whether to suggest a folder at once.
+    has_placement_model: Mapped[bool] = mapped_column(default=False, server_default=false())
 
     tokens: Mapped[list[ApiToken]] = relationship(
         back_populates="user", cascade="all, delete-orphan", passive_deletes=True
