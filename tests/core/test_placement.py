@@ -320,28 +320,3 @@ def test_threads_fit_the_same_model():
     assert two.temperature_ == pytest.approx(one.temperature_, rel=1e-4)
     with pytest.raises(ValueError, match="n_jobs"):
         FolderPlacement(n_jobs=0).fit(X, labels)
-
-
-class _CountingPlacement(FolderPlacement):
-    """FolderPlacement that counts its SVM fits (the cost of a fit, issue 10)."""
-
-    def _fit_svm(self, F, y, sample_weight=None):
-        self.svm_fits = getattr(self, "svm_fits", 0) + 1
-        return super()._fit_svm(F, y, sample_weight)
-
-
-def test_the_temperature_reuses_the_representation_selection_folds():
-    """With "auto", the chosen representation's held-out decisions from the selection give
-    the temperature and calibration: 2 x selection_folds + 1 final + novelty groups SVMs,
-    not cv more. A fixed representation has no selection and fits its own cv folds."""
-    X, truth = _noisy_corpus(0)
-    labels = _labels(truth, n_labeled=25, seed=0)
-    auto = _CountingPlacement().fit(X, labels)
-    groups = min(auto.cv, len(auto.folders_))
-    assert auto.svm_fits == 2 * auto.selection_folds + 1 + groups
-    fixed = _CountingPlacement(representation=auto.representation_).fit(X, labels)
-    assert fixed.svm_fits == 1 + auto.cv + groups
-    # Same final SVMs; the temperature from other folds, of the same order.
-    np.testing.assert_array_equal(auto.coef_, fixed.coef_)
-    assert auto.calibration_x_.size > 0 and auto.held_out_top_.size > 0
-    assert 0.2 < auto.temperature_ / fixed.temperature_ < 5

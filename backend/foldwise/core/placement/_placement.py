@@ -56,8 +56,6 @@ from foldwise.core.placement._levels import Placement, assign_folder_levels
 
 Matrix: TypeAlias = sp.spmatrix | NDArray[np.floating]
 _T = TypeVar("_T")
-#: Held-out decision values (n_labeled, n_folders) and which labeled rows have them.
-HeldOut: TypeAlias = tuple[NDArray[np.float64], NDArray[np.bool_]]
 
 
 class FolderPlacement(BaseEstimator):
@@ -204,7 +202,7 @@ class FolderPlacement(BaseEstimator):
         w = _check_weights(weights, n_terms)
         if not self.use_given_weights:
             w = np.ones(n_terms)
-        self.representation_, held_out = self._choose_representation(X, w, labeled, y)
+        self.representation_ = self._choose_representation(X, w, labeled, y)
         Xw, w = self._weigh(X, w, labeled, y, self.representation_)
         self.term_weights_ = w
         self.components_ = self._fit_components(Xw, self.representation_)
@@ -217,11 +215,7 @@ class FolderPlacement(BaseEstimator):
             self.novelty_coef_ = np.zeros(0)
         else:
             self.coef_, self.intercept_ = self._fit_svm(F[labeled], y, sw)
-            self.temperature_ = (
-                self._temperature_from(*held_out[self.representation_], y)
-                if held_out is not None
-                else self._fit_temperature(F[labeled], y)
-            )
+            self.temperature_ = self._fit_temperature(F[labeled], y)
             self.novelty_coef_ = self._fit_novelty(F[labeled], y)
         self.triples_ = _check_triples(triples, n_docs)
         self._fit_labels = [None if f is None else index[tuple(f)] for f in folders]
@@ -286,7 +280,7 @@ class FolderPlacement(BaseEstimator):
         w: NDArray[np.float64],
         labeled: NDArray[np.bool_],
         y: NDArray[np.intp],
-    ) -> tuple[str, dict[str, HeldOut] | None]:
+    ) -> str:
         """``representation``, or for "auto" the one with more held-out documents right.
 
         "latent" (eta^2 term weights and LSA of all documents) helps where folders share
@@ -295,17 +289,12 @@ class FolderPlacement(BaseEstimator):
         on a corpus of 80 slices per page .793 against .807 (docs/placement.md). The
         collection decides: ``selection_folds``-fold cross-validation on the labeled
         documents, eta^2 and LSA refitted without the held-out fold's labels.
-
-        Also returns, per representation, the held-out decision values of the labeled
-        documents and which of them were scored (``None`` when nothing was compared): the
-        temperature is fitted on the chosen one's, so the same folds serve both, and a
-        recluster fits 5 SVMs fewer (docs/recluster.md, "Speed").
         """
         if self.representation != "auto":
-            return self.representation, None
+            return self.representation
         counts = np.bincount(y, minlength=len(self.folders_))
         if len(self.folders_) < 2 or np.sort(counts)[-2] < self.selection_folds:
-            return "latent", None  # too few labeled documents to compare on
+            return "latent"  # too few labeled documents to compare on
         rng = np.random.default_rng(self.random_state + 2)
         fold = np.empty(y.size, dtype=np.intp)
         for j in np.unique(y):
@@ -313,8 +302,8 @@ class FolderPlacement(BaseEstimator):
             fold[members] = rng.permutation(members.size) % self.selection_folds
         rows = np.flatnonzero(labeled)
 
-        def fold_decisions(representation: str, f: int) -> NDArray[np.float64] | None:
-            """Decision values of fold ``f``'s held-out documents (None: not scorable)."""
+        def fold_hits(representation: str, f: int) -> NDArray[np.bool_] | None:
+            """Held-out documents of fold ``f`` placed right (None: fold not scorable)."""
             train, test = fold != f, fold == f
             if np.unique(y[train]).size < 2 or not test.any():
                 return None
@@ -323,27 +312,18 @@ class FolderPlacement(BaseEstimator):
             Xw, _ = self._weigh(X, w, mask, y[train], representation)
             F = self._features(Xw, self._fit_components(Xw, representation))
             coef, intercept = self._fit_svm(F[rows[train]], y[train])
-            return np.asarray(F[rows[test]] @ coef.T + intercept)
+            D = np.asarray(F[rows[test]] @ coef.T + intercept)
+            return np.asarray(D.argmax(axis=1) == y[test])
 
         tasks = [(r, f) for r in ("latent", "plain") for f in range(self.selection_folds)]
-        scored_folds = self._parallel(fold_decisions, tasks)
-        held_out: dict[str, HeldOut] = {
-            r: (np.zeros((y.size, len(self.folders_))), np.zeros(y.size, dtype=bool))
-            for r in ("latent", "plain")
-        }
+        scored = self._parallel(fold_hits, tasks)
         right = {r: np.zeros(y.size, dtype=bool) for r in ("latent", "plain")}
-        for (representation, f), D in zip(tasks, scored_folds, strict=True):
-            if D is not None:
-                test = fold == f
-                right[representation][test] = D.argmax(axis=1) == y[test]
-                decisions, scored = held_out[representation]
-                decisions[test] = D
-                # A folder whose labeled documents are all held out cannot be predicted.
-                scored[test] = np.isin(y[test], y[~test])
+        for (representation, f), hits in zip(tasks, scored, strict=True):
+            if hits is not None:
+                right[representation][fold == f] = hits
         previous = self.previous_representation
         if previous is None:
-            chosen = "latent" if right["latent"].sum() >= right["plain"].sum() else "plain"
-            return chosen, held_out
+            return "latent" if right["latent"].sum() >= right["plain"].sum() else "plain"
         # A near tie flips on a few new labels, and a flip moves many placements: ten moved
         # documents turned latent into plain and raised the other documents' misplacement
         # by 18% (service benchmark, python-docs setting 3 seed 0, docs/placement.md). The
@@ -352,7 +332,7 @@ class FolderPlacement(BaseEstimator):
         other = "plain" if previous == "latent" else "latent"
         wins = int((right[other] & ~right[previous]).sum())
         losses = int((right[previous] & ~right[other]).sum())
-        return (other if wins - losses > np.sqrt(wins + losses) else previous), held_out
+        return other if wins - losses > np.sqrt(wins + losses) else previous
 
     def _fit_components(self, Xw: sp.csr_matrix, representation: str) -> NDArray[np.float64]:
         n_docs, n_terms = Xw.shape
@@ -404,8 +384,11 @@ class FolderPlacement(BaseEstimator):
         return coef, intercept
 
     def _fit_temperature(self, F: sp.csr_matrix, y: NDArray[np.intp]) -> float:
-        """Softmax temperature from ``cv``-fold held-out decision values of the labeled
-        documents: the fit when no representation selection scored them first."""
+        """Softmax temperature minimising the held-out log-loss of the labeled documents.
+
+        Each labeled document is scored by SVMs that did not see it, so the posteriors are
+        as sure as the classifier is on new documents, not on its own training data.
+        """
         rng = np.random.default_rng(self.random_state)
         fold = np.empty(y.size, dtype=np.intp)
         for j in np.unique(y):
@@ -429,17 +412,6 @@ class FolderPlacement(BaseEstimator):
                 test = fold == f
                 held_out[test] = D_f
                 scored[test] = np.isin(y[test], y[~test])
-        return self._temperature_from(held_out, scored, y)
-
-    def _temperature_from(
-        self, held_out: NDArray[np.float64], scored: NDArray[np.bool_], y: NDArray[np.intp]
-    ) -> float:
-        """Softmax temperature minimising the held-out log-loss of the labeled documents.
-
-        ``held_out`` (n_labeled, n_folders): decision values of SVMs that did not see the
-        document, so the posteriors are as sure as the classifier is on new documents, not
-        on its own training data; ``scored`` marks the rows that have them.
-        """
         if not scored.any():
             return 1.0
         D, t = held_out[scored], y[scored]
