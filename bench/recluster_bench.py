@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -186,10 +187,19 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _rss_mb() -> float:
+    """This process's resident memory now, in MB (Linux ``/proc``)."""
+    pages = int(Path("/proc/self/statm").read_text().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
 def _in_process(
     rt: Any, user_id: int, options: dict[str, Any], truth: dict[int, str], path: Any
 ) -> dict[str, Any]:
-    """One recluster's load and compute, called directly: wall and CPU seconds per phase."""
+    """One recluster's load and compute, called directly: wall and CPU seconds per phase,
+    and the process's resident memory before and at its peak (MB; the peak includes the
+    bench's own seeding, so it bounds the recluster's from above)."""
+    rss_before = _rss_mb()
     from foldwise.service.recluster import core_adapter
     from foldwise.service.recluster.settings import ReclusterSettings
 
@@ -227,6 +237,8 @@ def _in_process(
         "n_jobs": getattr(settings, "n_jobs", 1),  # a baseline checkout may not have it
         "placed_in_own_folder": round(right / len(truth), 3),
         "proposals": len(out.proposals),
+        "rss_before_mb": round(rss_before),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }
 
 
