@@ -18,6 +18,8 @@ the share of new documents placed in their own folder (chance: 1 %). Usage::
     python bench/recluster_bench.py --modes embedded --r-max 20
     python bench/recluster_bench.py --modes inprocess --n-jobs 1
     python bench/recluster_bench.py --redis redis://127.0.0.1:6379/14
+    python bench/recluster_bench.py --modes inprocess --folders 150 --filed 132 --new 1 \
+        --min-words 22      # ~20,000 filed documents of ~22 words: scale, not realism
 """
 
 from __future__ import annotations
@@ -39,9 +41,10 @@ DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "p
 
 
 def collection(
-    corpus: Path, folders: int, filed: int, new: int
+    corpus: Path, folders: int, filed: int, new: int, min_words: int = 50
 ) -> tuple[list[tuple[tuple[str, ...], str, bytes]], list[tuple[str, str, str]]]:
-    """(filed entries: folder path, filename, bytes), (new: true folder path, filename, text)."""
+    """(filed entries: folder path, filename, bytes), (new: true folder path, filename, text);
+    every slice has at least ``min_words`` words."""
     pages = sorted(
         corpus.rglob("*.txt"), key=lambda p: (-len(p.read_text(errors="ignore").split()), p)
     )[:folders]
@@ -50,7 +53,7 @@ def collection(
     fresh: list[tuple[str, str, str]] = []
     for page in pages:
         words = page.read_text(errors="ignore").split()
-        if len(words) < per * 50:
+        if len(words) < per * min_words:
             raise SystemExit(f"{page} has only {len(words)} words for {per} slices")
         folder = (*page.relative_to(corpus).parts[:-1], page.stem)
         step = len(words) // per
@@ -102,7 +105,7 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
     if args.n_jobs is not None:
         options["n_jobs"] = args.n_jobs
     rt = app_runtime(cfg, ReclusterSettings(**options))
-    entries, fresh = collection(args.corpus, args.folders, args.filed, args.new)
+    entries, fresh = collection(args.corpus, args.folders, args.filed, args.new, args.min_words)
     with rt.sessions() as session:
         user = users.create_user(session=session, name="bench")
         _, secret = users.create_token(session=session, user=user)
@@ -248,6 +251,12 @@ def main() -> None:
     parser.add_argument("--folders", type=int, default=100)
     parser.add_argument("--filed", type=int, default=20, help="filed documents per folder")
     parser.add_argument("--new", type=int, default=2, help="new documents per folder")
+    parser.add_argument(
+        "--min-words",
+        type=int,
+        default=50,
+        help="words per slice at least (fewer: more, shorter documents from the same pages)",
+    )
     parser.add_argument("--method", default="biihac")
     parser.add_argument("--r-max", type=int, default=50)
     parser.add_argument("--r-ni", type=int, default=None, help="default: the service's")
