@@ -111,11 +111,15 @@ class Server:
         if supervisor_only:
             self.process.kill()
         else:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
+            self._kill_group()
         self.process.wait()
         self.client.close()
         self.log.close()
+
+    def _kill_group(self) -> None:
+        """SIGKILL the server's process group (the supervisor and its API processes)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
 
     def restart(self) -> None:
         """Start the server again on the same data (after :meth:`kill` or :meth:`stop`)."""
@@ -127,8 +131,7 @@ class Server:
         try:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.process.pid, signal.SIGKILL)
+            self._kill_group()
             self.process.wait()
         self.log.close()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -71,8 +72,6 @@ def default_api_processes() -> int:
     with two (docs/bad-input.md, "Proof under load and faults"). More than two gained
     nothing on 2 cores, and a personal server has no use for one per core.
     """
-    import os
-
     return 2 if (os.cpu_count() or 1) >= 2 else 1
 
 

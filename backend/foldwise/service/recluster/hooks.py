@@ -66,10 +66,11 @@ def _after_flush(session: Session, _context: Any) -> None:
     ]
     if not new:
         return
-    # Whether each user has a model to suggest with, asked once per transaction on its own
-    # connection: without one, nothing waits for a second transaction after the commit. A
-    # model stored between this check and the commit is missed; the recluster that the
-    # same commit schedules places the document.
+    # Whether each user has a model to suggest with, once per transaction: without one,
+    # nothing waits for a second transaction after the commit. The answer comes with the
+    # user the request authenticated (instant.users_with_models). A model stored between
+    # this check and the commit is missed; the recluster that the same commit schedules
+    # places the document.
     has_model = session.info.setdefault(_HAS_MODEL, {})
     unknown = {doc.user_id for doc in new} - has_model.keys()
     if unknown:
