@@ -68,6 +68,7 @@ from foldwise.core.measures import (
     triples_kept,
 )
 from foldwise.core.placement import (
+    CrossValidated,
     DocumentPlacement,
     ExtendedTree,
     FolderPlacement,
@@ -109,6 +110,7 @@ __all__ = [
     "ConflictingTriplesError",
     "ConstrainedDivisive",
     "Constraints",
+    "CrossValidated",
     "DocumentPlacement",
     "ExtendedTree",
     "FScore",

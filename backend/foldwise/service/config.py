@@ -74,6 +74,14 @@ class ReclusterSettings(BaseSettings):
     #: and their cross-validation fits are spread over the threads (the result does not
     #: depend on it; docs/recluster.md "Speed").
     n_jobs: int = Field(default=2, ge=1)
+    #: Reuse the previous version's cross-validated placement quantities (representation,
+    #: temperature, calibration, novelty) while the labeled counts moved by at most this
+    #: share since they were estimated: a recluster after a few moves or filings then fits 1
+    #: SVM instead of 17 per placement model (core ``FolderPlacement.cross_validated``,
+    #: docs/recluster.md "Kept cross-validation"); 0: only when no count changed.
+    cv_reuse_max_change: float = Field(default=0.1, ge=0)
+    #: ``False``: cross-validate on every recluster.
+    cv_reuse: bool = True
     #: A running job writes a heartbeat this often ...
     heartbeat_seconds: float = Field(default=5.0, gt=0)
     #: ... and is taken for dead when its heartbeat is older than this.

@@ -21,6 +21,7 @@ from foldwise.core._hierarchy import FolderPath
 from foldwise.core.constraints._constraints import Constraints
 from foldwise.core.hac._bihac import bihac
 from foldwise.core.hac._ihac import cosine_distances, ihac_from_distances
+from foldwise.core.placement._cross_validated import CrossValidated
 from foldwise.core.placement._placement import FolderPlacement
 
 Labels = Sequence[FolderPath | None] | None
@@ -162,6 +163,12 @@ class BiiHAC(BiHAC):
         the weights are learned (it does not use them, ``FolderPlacement``'s
         ``use_given_weights`` is off), and its cross-validation fits use ``n_jobs``
         threads. The result does not depend on it.
+    placement_state : CrossValidated or None, default=None
+        The cross-validated quantities of an earlier fit's placement model
+        (``placement_.cross_validated_state()``), reused by this one's while its labels
+        barely changed (``FolderPlacement.cross_validated``) ...
+    placement_max_change : float, default=0.1
+        ... by at most this share (``FolderPlacement.max_label_change``).
 
     Attributes
     ----------
@@ -182,11 +189,15 @@ class BiiHAC(BiHAC):
         progress: Callable[[int, int], None] | None = None,
         cluster_progress: Callable[[int, int], None] | None = None,
         n_jobs: int | None = None,
+        placement_state: CrossValidated | None = None,
+        placement_max_change: float = 0.1,
     ) -> None:
         super().__init__(eta=eta, r_max=r_max, r_ni=r_ni, progress=progress)
         self.self_label = self_label
         self.cluster_progress = cluster_progress
         self.n_jobs = n_jobs
+        self.placement_state = placement_state
+        self.placement_max_change = placement_max_change
 
     def fit(
         self, X: sp.spmatrix | NDArray[np.floating], y: Labels = None, triples: Triples = None
@@ -203,7 +214,11 @@ class BiiHAC(BiHAC):
             # No biHAC weights: FolderPlacement ignores given weights by default
             # (use_given_weights), so the model can be fitted while they are learned.
             assert labels is not None
-            return FolderPlacement(n_jobs=self.n_jobs).fit(X, labels, triples=triple_list)
+            return FolderPlacement(
+                n_jobs=self.n_jobs,
+                cross_validated=self.placement_state,
+                max_label_change=self.placement_max_change,
+            ).fit(X, labels, triples=triple_list)
 
         placement: Future[FolderPlacement] | None = None
         with ThreadPoolExecutor(max_workers=1) as pool:

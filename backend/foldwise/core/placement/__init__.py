@@ -5,9 +5,11 @@ assignment of its folder posteriors (:class:`Placement`), ``_proposals`` the sea
 proposed folders in a dendrogram, and ``_extended_tree`` puts the three together.
 ``_novelty`` is the open-set test by neighbourhood, ``_questions`` chooses the "which is
 closer?" question worth asking. ``_suggest`` places one new document at
-once with a stored model (no recluster).
+once with a stored model (no recluster). ``_cross_validated`` keeps what a fit learned by
+cross-validation (:class:`CrossValidated`) for the next fit to reuse.
 """
 
+from foldwise.core.placement._cross_validated import CrossValidated
 from foldwise.core.placement._extended_tree import (
     DocumentPlacement,
     ExtendedTree,
@@ -30,6 +32,7 @@ from foldwise.core.placement._suggest import (
 
 __all__ = [
     "CloserQuestion",
+    "CrossValidated",
     "DocumentPlacement",
     "ExtendedTree",
     "FolderPlacement",

@@ -8,6 +8,7 @@ plain data that :mod:`runner` writes as a tree version). Nothing else in the ser
 
 from __future__ import annotations
 
+import logging
 import random
 from collections import defaultdict
 from collections.abc import Callable
@@ -26,10 +27,11 @@ from foldwise.service.critiques.models import Critique, CritiqueTriple, Rejected
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster.settings import ReclusterSettings
-from foldwise.service.recluster.tree.models import TreePlacement, TreeProposal
+from foldwise.service.recluster.tree.models import PlacementModel, TreePlacement, TreeProposal
 from foldwise.service.recluster.tree.versions import latest_version
 
 Progress = Callable[[str, dict[str, int]], None]
+log = logging.getLogger(__name__)
 
 #: Documents per folder whose vectors define the folder's centroid, from which the exemplars
 #: are picked (the centroid of 50 documents is already stable, and it bounds the work).
@@ -46,9 +48,15 @@ def stable_order(doc_ids: list[int]) -> list[int]:
     return sorted(doc_ids, key=lambda d: ((d * 2654435761) % 2**32, d))
 
 
-def _estimator(method: str, options: ReclusterSettings, report: Progress) -> Any:
+def _estimator(
+    method: str,
+    options: ReclusterSettings,
+    report: Progress,
+    self_label_cv: core.CrossValidated | None = None,
+) -> Any:
     """The core's estimator called ``method`` (``core.ESTIMATORS``), with the options and
-    progress reports its parameters take."""
+    progress reports its parameters take; biiHAC's placement model may reuse
+    ``self_label_cv``."""
     cls = core.ESTIMATORS[method]
     params: dict[str, Any] = {}
     if method in ("bihac", "biihac"):
@@ -66,6 +74,8 @@ def _estimator(method: str, options: ReclusterSettings, report: Progress) -> Any
         params["cluster_progress" if method == "biihac" else "progress"] = merges
     if method == "biihac":
         params["n_jobs"] = options.n_jobs
+        params["placement_state"] = self_label_cv
+        params["placement_max_change"] = options.cv_reuse_max_change
     if method == "ggm":
         params["random_state"] = 0
     return cls(**params)
@@ -120,6 +130,10 @@ class ReclusterInput:
     #: there unless another folder is clearly better (core ``extended_tree``'s
     #: ``previous_folders``).
     previous_folder_of: dict[int, int] = field(default_factory=dict)
+    #: The previous version's cross-validated quantities of the placement model and of
+    #: biiHAC's self-labeling model, for reuse (``FolderPlacement.cross_validated``).
+    placement_cv: core.CrossValidated | None = None
+    self_label_cv: core.CrossValidated | None = None
 
 
 def _folder_paths(folders: dict[int, tuple[int | None, str]]) -> dict[int, tuple[str, ...]]:
@@ -328,6 +342,13 @@ def load_inputs(
         place_features=place_features,
         previous_representation=_previous_representation(session, user_id),
         previous_folder_of=_previous_folders(session, user_id),
+        **dict(
+            zip(
+                ("placement_cv", "self_label_cv"),
+                _previous_cv(session, user_id) if options.cv_reuse else (None, None),
+                strict=True,
+            )
+        ),
         stats={
             "exemplars": len(labeled_rows),
             "unfiled": len(unlabeled_rows),
@@ -350,6 +371,26 @@ def _previous_folders(session: Session, user_id: int) -> dict[int, int]:
         )
     )
     return {int(d): int(f) for d, f in rows if f is not None}
+
+
+def _previous_cv(
+    session: Session, user_id: int
+) -> tuple[core.CrossValidated | None, core.CrossValidated | None]:
+    """The cross-validated quantities stored with the user's newest placement model: of the
+    placement model and of biiHAC's self-labeling model (``None`` where there are none)."""
+    data = session.scalar(
+        select(PlacementModel.npz)
+        .where(PlacementModel.user_id == user_id)
+        .order_by(PlacementModel.version_id.desc())
+        .limit(1)
+    )
+    if data is None:
+        return None, None
+    try:
+        return load_cv(bytes(data))
+    except ValueError:  # a damaged or older archive: cross-validate afresh, said once
+        log.warning("cross-validated state of user %s cannot be read", user_id, exc_info=True)
+        return None, None
 
 
 def _previous_representation(session: Session, user_id: int) -> str | None:
@@ -429,7 +470,10 @@ def _placement_model(inputs: ReclusterInput, options: ReclusterSettings) -> core
     # No biHAC weights: they live in the clustering's term space, and they lowered
     # placement (docs/placement.md); the model learns its own term weights.
     return core.FolderPlacement(
-        previous_representation=inputs.previous_representation, n_jobs=options.n_jobs
+        previous_representation=inputs.previous_representation,
+        cross_validated=inputs.placement_cv,
+        max_label_change=options.cv_reuse_max_change,
+        n_jobs=options.n_jobs,
     ).fit(
         _placement_features(inputs)[fit_rows],
         labels_fit,
@@ -568,7 +612,7 @@ def compute(
     work, took 35-42 s of CPU instead of 19 s (its threads spin while they wait), and the
     extra threads only fought the fits for the cores.
     """
-    estimator = _estimator(method, options, report)
+    estimator = _estimator(method, options, report, inputs.self_label_cv)
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=1) as pool:
         placement = pool.submit(_placement_model, inputs, options) if options.n_jobs > 1 else None
         report("weights" if method in ("biihac", "bihac") else "cluster", {})
@@ -587,6 +631,11 @@ def compute(
     stats["n_documents"] = len(inputs.doc_ids)
     stats["explicit_triples_closed"] = len(inputs.triples)
     stats["placement_representation"] = model.representation_
+    self_label = getattr(estimator, "placement_", None)
+    stats["cross_validation_reused"] = {
+        "placement": model.cross_validated_reused_,
+        "self_label": None if self_label is None else self_label.cross_validated_reused_,
+    }
     if estimator.ignores_triples:
         stats["triples_ignored"] = True
     for name in ("n_runs_", "cluster_errors_"):
@@ -602,15 +651,19 @@ def compute(
         placements=placements,
         stats=stats,
         model_npz=(
-            pack_model(inputs.place_features, model) if inputs.place_features is not None else None
+            pack_model(inputs.place_features, model, self_label=self_label)
+            if inputs.place_features is not None
+            else None
         ),
     )
 
 
 # ------------------------------------------------------------------ instant suggestions
 
-#: Array name prefixes of the two fitted objects inside one ``.npz``.
+#: Array name prefixes of the two fitted objects inside one ``.npz`` ...
 _FEATURES, _PLACEMENT = "features.", "placement."
+#: ... and of the cross-validated quantities a later recluster may reuse (``load_cv``).
+_PLACEMENT_CV, _SELF_LABEL_CV = "placement_cv.", "self_label_cv."
 
 
 @dataclass(frozen=True)
@@ -634,11 +687,33 @@ class SuggestionOut:
     terms: list[str]
 
 
-def pack_model(features: core.TextFeatures, placement: core.FolderPlacement) -> bytes:
-    """``features`` and ``placement`` as the bytes of one compressed ``.npz`` (no pickle)."""
+def pack_model(
+    features: core.TextFeatures,
+    placement: core.FolderPlacement,
+    self_label: core.FolderPlacement | None = None,
+) -> bytes:
+    """``features`` and ``placement`` as the bytes of one compressed ``.npz`` (no pickle),
+    with the cross-validated quantities of ``placement`` and ``self_label`` (biiHAC's
+    self-labeling model) for the next recluster (:func:`load_cv`)."""
     arrays = {_FEATURES + k: v for k, v in features.to_arrays().items()}
     arrays.update({_PLACEMENT + k: v for k, v in placement.to_arrays().items()})
+    for prefix, fitted in ((_PLACEMENT_CV, placement), (_SELF_LABEL_CV, self_label)):
+        if fitted is not None:
+            state = fitted.cross_validated_state().to_arrays()
+            arrays.update({prefix + k: v for k, v in state.items()})
     return core.arrays_to_npz(arrays)
+
+
+def load_cv(data: bytes) -> tuple[core.CrossValidated | None, core.CrossValidated | None]:
+    """The cross-validated quantities :func:`pack_model` stored (placement, self-labeling);
+    only their members are decompressed. ``ValueError`` for a damaged archive."""
+    arrays = core.arrays_from_npz(data, prefixes=(_PLACEMENT_CV, _SELF_LABEL_CV))
+
+    def state(prefix: str) -> core.CrossValidated | None:
+        part = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
+        return core.CrossValidated.from_arrays(part) if part else None
+
+    return state(_PLACEMENT_CV), state(_SELF_LABEL_CV)
 
 
 def load_model(data: bytes) -> StoredModel:

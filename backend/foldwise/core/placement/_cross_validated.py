@@ -1,0 +1,138 @@
+"""What :class:`FolderPlacement` learns by cross-validation, kept so a later fit can reuse it.
+
+Of a placement model's 17 LinearSVC fits, 16 are cross-validation: the representation
+selection (6), the softmax temperature and calibration (5) and the novelty model (5). They
+estimate properties of the collection (which representation places better, how sure
+held-out decisions are, how low a known document's top decision goes), not the boundaries
+themselves. A recluster after a few moves or filings sees almost the same labeled
+collection, so its model refits only the final SVMs and the LSA, and reuses these
+(docs/recluster.md, "Kept cross-validation").
+
+The state records the labeled counts per folder it was estimated on, so that reuse stops
+once the collection has drifted far enough from them, however small each step was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from foldwise.core import _arrays
+from foldwise.core._hierarchy import FolderPath
+
+#: Parameters that change what the cross-validation estimates; a state is reused only by a
+#: model with the same values.
+CV_PARAMS = ("C", "n_components", "supervised_weights", "cv", "selection_folds", "random_state")
+
+
+@dataclass(frozen=True)
+class CrossValidated:
+    """The cross-validated quantities of one fit (attributes of :class:`FolderPlacement`).
+
+    ``labeled_per_folder``: labeled documents per folder of ``folders`` when they were
+    estimated, shape (n_folders,). The others: ``representation_``, ``temperature_``,
+    ``calibration_x_`` / ``calibration_y_`` (n_thresholds,), ``held_out_top_``
+    (n_held_out,), ``novelty_coef_`` (3,) or (0,).
+    """
+
+    folders: list[FolderPath]
+    labeled_per_folder: NDArray[np.int64]
+    params: dict[str, float]
+    representation: str
+    temperature: float
+    calibration_x: NDArray[np.float64]
+    calibration_y: NDArray[np.float64]
+    held_out_top: NDArray[np.float64]
+    novelty_coef: NDArray[np.float64]
+
+    def reusable(
+        self,
+        folders: Sequence[FolderPath],
+        labeled_per_folder: NDArray[np.integer],
+        params: Mapping[str, float],
+        max_change: float,
+    ) -> bool:
+        """Whether a fit on ``labeled_per_folder`` documents of ``folders`` may reuse this.
+
+        Same folders in the same order, same :data:`CV_PARAMS`, and the labeled counts moved
+        by at most ``max_change`` of the documents the state was estimated on (the sum of
+        absolute per-folder differences: one moved document counts twice, once where it
+        left and once where it arrived).
+        """
+        if list(folders) != self.folders or any(
+            float(params[k]) != self.params.get(k) for k in CV_PARAMS
+        ):
+            return False
+        change = np.abs(np.asarray(labeled_per_folder) - self.labeled_per_folder).sum()
+        return bool(change <= max_change * self.labeled_per_folder.sum())
+
+    def to_arrays(self) -> dict[str, NDArray[np.generic]]:
+        """Plain numeric arrays (no pickle); :meth:`from_arrays` reads them back."""
+        data, offsets, path_offsets = _arrays.pack_paths(self.folders)
+        representation, representation_offsets = _arrays.pack_strings([self.representation])
+        out: dict[str, NDArray[np.generic]] = {
+            f"param_{k}": np.asarray(float(v), dtype=np.float64) for k, v in self.params.items()
+        }
+        out.update(
+            format_version=np.asarray(_arrays.FORMAT_VERSION, dtype=np.int64),
+            folders_bytes=data,
+            folders_offsets=offsets,
+            folders_path_offsets=path_offsets,
+            labeled_per_folder=np.asarray(self.labeled_per_folder, dtype=np.int64),
+            representation=representation,
+            representation_offsets=representation_offsets,
+            temperature=np.asarray(self.temperature, dtype=np.float64),
+            calibration_x=np.asarray(self.calibration_x, dtype=np.float64),
+            calibration_y=np.asarray(self.calibration_y, dtype=np.float64),
+            held_out_top=np.asarray(self.held_out_top, dtype=np.float64),
+            novelty_coef=np.asarray(self.novelty_coef, dtype=np.float64),
+        )
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, NDArray[np.generic]]) -> CrossValidated:
+        """The state from :meth:`to_arrays` output; ``ValueError`` if inconsistent."""
+        names = [
+            "folders_bytes", "folders_offsets", "folders_path_offsets", "labeled_per_folder",
+            "representation", "representation_offsets", "temperature", "calibration_x",
+            "calibration_y", "held_out_top", "novelty_coef",
+            *(f"param_{k}" for k in CV_PARAMS),
+        ]  # fmt: skip
+        _arrays.require(arrays, names, "cross-validated state")
+        folders = _arrays.unpack_paths(
+            arrays["folders_bytes"], arrays["folders_offsets"], arrays["folders_path_offsets"]
+        )
+
+        def floats(name: str) -> NDArray[np.float64]:
+            a = np.asarray(arrays[name])
+            if a.dtype.kind not in "biuf" or a.ndim != 1 or not np.all(np.isfinite(a)):
+                raise ValueError(f"{name!r} must be a 1-D array of finite numbers")
+            return a.astype(np.float64)
+
+        counts = floats("labeled_per_folder")
+        if counts.shape != (len(folders),) or (counts < 0).any():
+            raise ValueError(f"labeled_per_folder does not fit {len(folders)} folders")
+        calibration_x, calibration_y = floats("calibration_x"), floats("calibration_y")
+        novelty_coef = floats("novelty_coef")
+        if calibration_x.shape != calibration_y.shape or novelty_coef.shape not in ((0,), (3,)):
+            raise ValueError("calibration or novelty arrays have inconsistent shapes")
+        representation = _arrays.unpack_strings(
+            arrays["representation"], arrays["representation_offsets"]
+        )
+        temperature = _arrays.scalar(arrays, "temperature")
+        if representation not in (["latent"], ["plain"]) or not temperature > 0:
+            raise ValueError("unknown representation or non-positive temperature")
+        return cls(
+            folders=folders,
+            labeled_per_folder=counts.astype(np.int64),
+            params={k: _arrays.scalar(arrays, f"param_{k}") for k in CV_PARAMS},
+            representation=representation[0],
+            temperature=temperature,
+            calibration_x=calibration_x,
+            calibration_y=calibration_y,
+            held_out_top=floats("held_out_top"),
+            novelty_coef=novelty_coef,
+        )

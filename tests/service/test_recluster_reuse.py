@@ -1,0 +1,68 @@
+"""Kept cross-validation in the service: a recluster after a few moves reuses the previous
+version's cross-validated placement quantities (docs/recluster.md, "Kept cross-validation")."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+from sqlalchemy import update
+
+from foldwise.service.queue import EmbeddedWorker
+from foldwise.service.recluster.jobs.runtime import Runtime
+from foldwise.service.recluster.tree.models import PlacementModel
+
+from .recluster_support import fast_options, recluster, rt, seed_small, worker
+
+__all__ = ["rt", "worker"]
+
+
+def _reused(client: TestClient, headers: dict[str, str]) -> dict[str, bool | None]:
+    versions = client.get("/api/tree/versions", headers=headers).json()
+    return versions[0]["stats"]["cross_validation_reused"]
+
+
+def _file_one(client: TestClient, user: dict, headers: dict[str, str]) -> None:
+    """The person files one new document in its folder (18 filed: a change of 1/18)."""
+    folders = {f["name"]: f["id"] for f in client.get("/api/folders", headers=headers).json()}
+    folder, ids = next(iter(sorted(user["new"].items())))
+    moved = client.patch(
+        f"/api/documents/{ids[0]}", headers=headers, json={"folder_id": folders[folder]}
+    )
+    assert moved.status_code == 200, moved.text
+
+
+def test_a_recluster_after_a_move_reuses_the_cross_validation(
+    client: TestClient, rt: Runtime, worker: EmbeddedWorker
+) -> None:
+    alice = seed_small(rt, "alice")
+    headers = alice["headers"]
+    recluster(client, headers)
+    assert _reused(client, headers) == {"placement": False, "self_label": False}
+    _file_one(client, alice, headers)
+    recluster(client, headers)
+    assert _reused(client, headers) == {"placement": True, "self_label": True}
+    # The moved document is filed and stays where the person put it.
+    tree = client.get("/api/tree/extended", headers=headers).json()
+    moved = next(iter(sorted(alice["new"].items())))[1][0]
+    assert moved not in {p["document_id"] for p in tree["placements"]}
+
+    rt.options = fast_options(cv_reuse=False)
+    recluster(client, headers)
+    assert _reused(client, headers) == {"placement": False, "self_label": False}
+
+
+def test_an_unreadable_stored_state_means_a_fresh_cross_validation(
+    client: TestClient, rt: Runtime, worker: EmbeddedWorker
+) -> None:
+    alice = seed_small(rt, "alice")
+    headers = alice["headers"]
+    recluster(client, headers)
+    with rt.sessions() as session:
+        session.execute(
+            update(PlacementModel)
+            .where(PlacementModel.user_id == alice["user_id"])
+            .values(npz=b"PK\x03\x04 damaged")
+        )
+        session.commit()
+    job = recluster(client, headers)
+    assert job["state"] == "done"
+    assert _reused(client, headers) == {"placement": False, "self_label": False}
