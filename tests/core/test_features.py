@@ -1,7 +1,10 @@
 import numpy as np
 import pytest
+from sklearn.feature_extraction.text import CountVectorizer
 
 from foldwise.core import TextFeatures
+from foldwise.core._features import _count_terms
+from foldwise.core._language import Analyzer
 
 
 def _docs():
@@ -42,3 +45,35 @@ def test_english_stop_words_are_dropped_unless_disabled():
     docs = ["the cat and the dog with the bird"] * 6
     assert "the" not in set(TextFeatures().fit(docs).vocabulary_)
     assert "the" in set(TextFeatures(stop_words=None).fit(docs).vocabulary_)
+
+
+def test_term_counts_are_count_vectorizers():
+    """The oracle: ``_count_terms`` gives scikit-learn's CountVectorizer matrix and terms, in
+    fit mode (every term, sorted) and with a fixed vocabulary (unknown terms ignored)."""
+    docs = [["b", "a", "b", "ä"], [], ["c", "a", "Z", "a", "ß"], ["b"], ["ä", "é", "c"]]
+    oracle = CountVectorizer(analyzer=lambda d: d, dtype=np.float32)
+    expected = oracle.fit_transform(docs)
+    X, terms = _count_terms(docs)
+    assert list(terms) == list(oracle.get_feature_names_out())
+    assert X.dtype == np.float32 and X.shape == expected.shape
+    assert abs(X - expected).max() == 0 and X.has_sorted_indices
+    fixed = {"c": 0, "a": 1, "ä": 2}
+    oracle = CountVectorizer(analyzer=lambda d: d, vocabulary=fixed, dtype=np.float32)
+    more = [*docs, ["q", "c", "c"]]
+    X, _ = _count_terms(more, fixed)
+    assert abs(X - oracle.transform(more)).max() == 0
+    assert X.shape == (6, 3)
+
+
+def test_a_stem_is_named_by_its_commonest_word_across_stemmed_and_unstemmed_documents():
+    """The unstemmed documents' words are counted only when a stem asks for them, and
+    still count: "rechnung" as a stem of German text and as a word of an English one."""
+    analyzer = Analyzer(r"\w+", None, "auto")
+    analyzer("rechnungen rechnungen", "de")
+    analyzer("rechnung rechnung rechnung", "en")
+    analyzer("rechnung", "en")
+    assert analyzer.word_of("rechnung") == "rechnung"  # 4 plain words against 2
+    analyzer("rechnungen rechnungen rechnungen", "de")
+    assert analyzer.word_of("rechnung") == "rechnungen"  # 5 against 4, counted once each
+    analyzer.release_records()
+    assert analyzer.word_of("rechnung") == "rechnung"  # nothing recorded any more

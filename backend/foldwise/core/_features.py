@@ -10,13 +10,14 @@ for ranking by ``df * log(n / df)``, which favours rare terms that link few docu
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
+from sklearn.feature_extraction.text import TfidfTransformer
 
 from foldwise.core import _arrays, _language
 from foldwise.core._language import Analyzer
@@ -109,7 +110,7 @@ class TextFeatures(TransformerMixin, BaseEstimator):
         languages = self._languages(texts, known=set(self.languages_))
         pairs = zip(texts, languages, strict=True)
         docs = [self._analyzer(t, lang, record=False) for t, lang in pairs]
-        return self._weigh(self._counter.transform(docs))
+        return self._weigh(_count_terms(docs, self._index)[0])
 
     def _languages(self, texts: list[str], known: set[str] | None) -> list[str]:
         if self.language != "auto":
@@ -134,14 +135,12 @@ class TextFeatures(TransformerMixin, BaseEstimator):
         self.languages_ = self._languages(texts, known=None)
         self._analyzer = Analyzer(self._pattern(), self.stop_words, self.stem)
         docs = [self._analyzer(t, lang) for t, lang in zip(texts, self.languages_, strict=True)]
-        counter = CountVectorizer(analyzer=_terms_of, dtype=np.float32)
-        try:
-            counts = counter.fit_transform(docs).tocsc()
-        except ValueError as exc:  # sklearn: "empty vocabulary"
+        counts, terms = _count_terms(docs)
+        if terms.size == 0:
             raise ValueError(
                 "no usable terms: every document is empty or holds only short or numeric tokens"
-            ) from exc
-        terms = counter.get_feature_names_out()
+            )
+        counts = counts.tocsc()
         total = np.asarray(counts.sum(axis=0)).ravel()
         keep = np.flatnonzero(total >= self.min_term_count)
         if keep.size == 0:
@@ -151,7 +150,8 @@ class TextFeatures(TransformerMixin, BaseEstimator):
         keep = np.sort(keep[order])
         self.terms_ = terms[keep]
         self.vocabulary_ = _readable(self.terms_, self._analyzer)
-        self._counter = self._make_counter()
+        self._analyzer.release_records()
+        self._index = self._make_index()
         counts = counts[:, keep].tocsr()
         self._tfidf = TfidfTransformer(sublinear_tf=self.sublinear_tf).fit(counts)
         self.idf_ = self._tfidf.idf_
@@ -162,12 +162,9 @@ class TextFeatures(TransformerMixin, BaseEstimator):
             "{2,}", f"{{{max(self.min_term_length, 1)},}}"
         )
 
-    def _make_counter(self) -> CountVectorizer:
-        return CountVectorizer(
-            analyzer=_terms_of,
-            vocabulary={str(t): i for i, t in enumerate(self.terms_)},
-            dtype=np.float32,
-        )
+    def _make_index(self) -> dict[str, int]:
+        """Column of each kept term."""
+        return {str(t): i for i, t in enumerate(self.terms_)}
 
     # ------------------------------------------------------------- persistence
 
@@ -259,7 +256,7 @@ class TextFeatures(TransformerMixin, BaseEstimator):
         model.vocabulary_ = np.asarray(names, dtype=object)
         model.languages_ = text["languages_"]
         model._analyzer = Analyzer(model._pattern(), model.stop_words, model.stem)
-        model._counter = model._make_counter()
+        model._index = model._make_index()
         model._tfidf = TfidfTransformer(sublinear_tf=model.sublinear_tf)
         model._tfidf.idf_ = idf
         model._tfidf.n_features_in_ = len(terms)
@@ -271,9 +268,48 @@ class TextFeatures(TransformerMixin, BaseEstimator):
         return sp.csr_matrix(X, dtype=np.float32)
 
 
-def _terms_of(terms: list[str]) -> list[str]:
-    # Documents reach CountVectorizer already analysed (per-language stop words and stems).
-    return terms
+def _count_terms(
+    docs: Sequence[list[str]], index: Mapping[str, int] | None = None
+) -> tuple[sp.csr_matrix, NDArray[np.str_]]:
+    """Term counts of analysed documents, shape (n_docs, n_terms), float32.
+
+    With ``index`` (term -> column) the columns are its terms and others are ignored;
+    without, every term seen, in sorted order (as scikit-learn's ``CountVectorizer``, whose
+    matrix this is). Each document is counted by ``Counter`` (in C) and only its distinct
+    terms pass through Python: ``CountVectorizer`` looks up every token, which was a fifth
+    of a recluster's load phase (docs/recluster.md, "Speed").
+    """
+    vocabulary: Mapping[str, int] = {} if index is None else index
+    columns: list[int] = []
+    values: list[int] = []
+    indptr = [0]
+    for doc in docs:
+        counts = Counter(doc)
+        if isinstance(vocabulary, dict) and index is None:
+            add = vocabulary.setdefault
+            columns.extend([add(t, len(vocabulary)) for t in counts])
+            values.extend(counts.values())
+        else:
+            kept = [(vocabulary[t], n) for t, n in counts.items() if t in vocabulary]
+            columns.extend(j for j, _ in kept)
+            values.extend(n for _, n in kept)
+        indptr.append(len(columns))
+    X = sp.csr_matrix(
+        (
+            np.asarray(values, dtype=np.float32),
+            np.asarray(columns, dtype=np.int64),
+            np.asarray(indptr, dtype=np.int64),
+        ),
+        shape=(len(docs), len(vocabulary)),
+    )
+    if index is not None:
+        X.sort_indices()
+        return X, np.asarray(list(index), dtype=object)
+    terms = sorted(vocabulary)
+    order = np.fromiter((vocabulary[t] for t in terms), dtype=np.int64, count=len(terms))
+    X = X[:, order] if len(terms) else X  # columns in sorted term order
+    X.sort_indices()
+    return X.tocsr(), np.asarray(terms, dtype=object)
 
 
 def _readable(terms: np.ndarray, analyzer: Analyzer) -> np.ndarray:

@@ -163,6 +163,8 @@ class Analyzer:
         readable name of a stem is its most frequent word (:meth:`word_of`).
     unstemmed : Counter
         How often each term of an unstemmed document was seen: its own surface word.
+        Counted when first read, from the recorded documents (only a collection with
+        stems reads it).
     """
 
     def __init__(self, pattern: str, stop_words: str | Iterable[str] | None, stem: str | bool):
@@ -177,8 +179,21 @@ class Analyzer:
             self.fixed_stops = frozenset(w.lower() for w in stop_words)
         self.stem = stem
         self.surface: dict[str, Counter[str]] = {}
-        self.unstemmed: Counter[str] = Counter()
+        self._unstemmed: Counter[str] = Counter()
+        self._unstemmed_docs: list[list[str]] = []  # recorded, not yet counted
         self._stems: dict[tuple[str, str], str] = {}
+
+    @property
+    def unstemmed(self) -> Counter[str]:
+        for tokens in self._unstemmed_docs:
+            self._unstemmed.update(tokens)
+        self._unstemmed_docs = []
+        return self._unstemmed
+
+    def release_records(self) -> None:
+        """Forget the recorded surface words once the readable names are made (a fitted
+        model keeps its analyzer for ``transform``, which needs none of them)."""
+        self.surface, self._unstemmed_docs, self._unstemmed = {}, [], Counter()
 
     def _stems_for(self, language: str) -> bool:
         return self.stem is True or (self.stem == "auto" and language != "en")
@@ -188,13 +203,14 @@ class Analyzer:
         their surface words (fitting does, transforming does not)."""
         tokens = self.token.findall(text.lower())
         stops = self.fixed_stops if self.fixed_stops is not None else stop_words_of(language)
-        tokens = [t for t in tokens if t not in stops]
+        if stops:
+            tokens = [t for t in tokens if t not in stops]
         if not self._stems_for(language):
             if record:
-                # A term of an unstemmed document is its own surface word: one counter for
-                # all of them (counting in C) instead of a counter per term, which was most
-                # of the analysis time of a recluster's load (docs/recluster.md "Speed").
-                self.unstemmed.update(tokens)
+                # A term of an unstemmed document is its own surface word. Only stems ask
+                # for it (``word_of``), so the documents are kept and counted when first
+                # asked: an English collection never counts them (docs/recluster.md "Speed").
+                self._unstemmed_docs.append(tokens)
             return tokens
         stemmer = _stemmer(language)
         stems = self._stems
