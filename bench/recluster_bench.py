@@ -242,6 +242,8 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         "folders": args.folders,
         "after_arrivals": arrivals,
         "after_moves": after,
+        # The whole bench process (seeding, API, worker thread): a bound from above.
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }
 
 
