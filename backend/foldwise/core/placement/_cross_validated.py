@@ -28,7 +28,7 @@ from foldwise.core._hierarchy import FolderPath
 CV_PARAMS = ("C", "n_components", "supervised_weights", "cv", "selection_folds", "random_state")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CrossValidated:
     """The cross-validated quantities of one fit (attributes of :class:`FolderPlacement`).
 
@@ -47,6 +47,13 @@ class CrossValidated:
     calibration_y: NDArray[np.float64]
     held_out_top: NDArray[np.float64]
     novelty_coef: NDArray[np.float64]
+
+    def __repr__(self) -> str:
+        # Estimators print their parameters; the arrays would fill a screen.
+        return (
+            f"CrossValidated({len(self.folders)} folders, "
+            f"{int(self.labeled_per_folder.sum())} labeled, {self.representation!r})"
+        )
 
     def reusable(
         self,

@@ -321,6 +321,9 @@ def load_inputs(
         for a, b, _ in answers
         if a in row_of and a not in folder_of_doc and b in folder_of_doc
     ]
+    placement_cv, self_label_cv = (
+        _previous_cv(session, user_id) if options.cv_reuse else (None, None)
+    )
     return ReclusterInput(
         doc_ids=doc_ids,
         folder_of=folder_of,
@@ -342,13 +345,8 @@ def load_inputs(
         place_features=place_features,
         previous_representation=_previous_representation(session, user_id),
         previous_folder_of=_previous_folders(session, user_id),
-        **dict(
-            zip(
-                ("placement_cv", "self_label_cv"),
-                _previous_cv(session, user_id) if options.cv_reuse else (None, None),
-                strict=True,
-            )
-        ),
+        placement_cv=placement_cv,
+        self_label_cv=self_label_cv,
         stats={
             "exemplars": len(labeled_rows),
             "unfiled": len(unlabeled_rows),
@@ -388,7 +386,7 @@ def _previous_cv(
         return None, None
     try:
         return load_cv(bytes(data))
-    except ValueError:  # a damaged or older archive: cross-validate afresh, said once
+    except ValueError:  # a damaged archive: cross-validate afresh, and say so
         log.warning("cross-validated state of user %s cannot be read", user_id, exc_info=True)
         return None, None
 
