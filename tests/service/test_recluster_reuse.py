@@ -6,11 +6,22 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 from sqlalchemy import update
 
+from foldwise.service.imports.archive import Entry, Listing
+from foldwise.service.imports.service import import_listing
 from foldwise.service.queue import EmbeddedWorker
 from foldwise.service.recluster.jobs.runtime import Runtime
 from foldwise.service.recluster.tree.models import PlacementModel
+from foldwise.service.users.models import User
 
-from .recluster_support import fast_options, recluster, rt, seed_small, worker
+from .recluster_support import (
+    SMALL_FILED,
+    corpus_files,
+    fast_options,
+    recluster,
+    rt,
+    seed_small,
+    worker,
+)
 
 __all__ = ["rt", "worker"]
 
@@ -66,3 +77,44 @@ def test_an_unreadable_stored_state_means_a_fresh_cross_validation(
     job = recluster(client, headers)
     assert job["state"] == "done"
     assert _reused(client, headers) == {"placement": False, "self_label": False}
+
+
+def test_filings_beyond_the_training_samples_still_refresh_the_cross_validation(
+    client: TestClient, rt: Runtime, worker: EmbeddedWorker
+) -> None:
+    """With full training samples (3 per folder here) new filings leave every labeled count
+    as it was; the service still cross-validates afresh once the filed documents grew by
+    more than the allowed change since the state was estimated."""
+    rt.options = fast_options(train_per_folder=3)
+    alice = seed_small(rt, "alice")
+    headers = alice["headers"]
+    recluster(client, headers)
+    versions = client.get("/api/tree/versions", headers=headers).json()
+    assert versions[0]["stats"]["cv_filed_total"] == {"placement": 18, "self_label": 18}
+
+    def file_more(per_folder: int) -> None:
+        # Copies of the folders' own pages, a line longer so that they are new documents.
+        entries = [
+            Entry((folder,), f"more-{f.name}", f.read_bytes() + b"\nSee also the index.")
+            for folder in sorted(SMALL_FILED)
+            for f in corpus_files(folder)[:per_folder]
+        ]
+        with rt.sessions() as session:
+            user = session.get(User, alice["user_id"])
+            import_listing(session=session, user=user, listing=Listing(entries=entries))
+            session.commit()
+
+    file_more(per_folder=0)  # nothing: the same counts
+    recluster(client, headers)
+    assert _reused(client, headers) == {"placement": True, "self_label": True}
+    file_more(per_folder=1)  # 18 -> 21 filed, +17% > 10%
+    recluster(client, headers)
+    assert _reused(client, headers) == {"placement": False, "self_label": False}
+    versions = client.get("/api/tree/versions", headers=headers).json()
+    assert versions[0]["stats"]["cv_filed_total"] == {"placement": 21, "self_label": 21}
+    # Every folder's training sample was full before and after: the core alone would reuse.
+    assert (
+        versions[0]["stats"]["placement_training"]
+        == versions[1]["stats"]["placement_training"]
+        == 9
+    )

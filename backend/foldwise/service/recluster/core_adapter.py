@@ -27,7 +27,12 @@ from foldwise.service.critiques.models import Critique, CritiqueTriple, Rejected
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster.settings import ReclusterSettings
-from foldwise.service.recluster.tree.models import PlacementModel, TreePlacement, TreeProposal
+from foldwise.service.recluster.tree.models import (
+    PlacementModel,
+    TreePlacement,
+    TreeProposal,
+    TreeVersion,
+)
 from foldwise.service.recluster.tree.versions import latest_version
 
 Progress = Callable[[str, dict[str, int]], None]
@@ -134,6 +139,9 @@ class ReclusterInput:
     #: biiHAC's self-labeling model, for reuse (``FolderPlacement.cross_validated``).
     placement_cv: core.CrossValidated | None = None
     self_label_cv: core.CrossValidated | None = None
+    #: Filed documents when each kept state was estimated ("placement", "self_label"): the
+    #: recluster stores them again if it reuses the state, its own total if it does not.
+    cv_filed_totals: dict[str, int] = field(default_factory=dict)
 
 
 def _folder_paths(folders: dict[int, tuple[int | None, str]]) -> dict[int, tuple[str, ...]]:
@@ -321,8 +329,11 @@ def load_inputs(
         for a, b, _ in answers
         if a in row_of and a not in folder_of_doc and b in folder_of_doc
     ]
-    placement_cv, self_label_cv = (
-        _previous_cv(session, user_id) if options.cv_reuse else (None, None)
+    filed_total = sum(len(v) for v in by_folder.values())
+    states: dict[str, tuple[core.CrossValidated, int]] = (
+        _previous_cv(session, user_id, filed_total, options.cv_reuse_max_change)
+        if options.cv_reuse
+        else {}
     )
     return ReclusterInput(
         doc_ids=doc_ids,
@@ -345,13 +356,14 @@ def load_inputs(
         place_features=place_features,
         previous_representation=_previous_representation(session, user_id),
         previous_folder_of=_previous_folders(session, user_id),
-        placement_cv=placement_cv,
-        self_label_cv=self_label_cv,
+        placement_cv=states["placement"][0] if "placement" in states else None,
+        self_label_cv=states["self_label"][0] if "self_label" in states else None,
+        cv_filed_totals={name: total for name, (_, total) in states.items()},
         stats={
             "exemplars": len(labeled_rows),
             "unfiled": len(unlabeled_rows),
             "folders": len(folders),
-            "filed_total": sum(len(v) for v in by_folder.values()),
+            "filed_total": filed_total,
             "placement_training": sum(len(v) for v in centroid_rows.values()),
             "explicit_triples": len(explicit),
         },
@@ -372,23 +384,41 @@ def _previous_folders(session: Session, user_id: int) -> dict[int, int]:
 
 
 def _previous_cv(
-    session: Session, user_id: int
-) -> tuple[core.CrossValidated | None, core.CrossValidated | None]:
-    """The cross-validated quantities stored with the user's newest placement model: of the
-    placement model and of biiHAC's self-labeling model (``None`` where there are none)."""
-    data = session.scalar(
-        select(PlacementModel.npz)
+    session: Session, user_id: int, filed_total: int, max_change: float
+) -> dict[str, tuple[core.CrossValidated, int]]:
+    """The cross-validated quantities stored with the user's newest placement model, by
+    model ("placement", "self_label": biiHAC's), with the filed total each was estimated at.
+
+    A state is left out once the user's filed documents grew or shrank by more than
+    ``max_change`` since then. The core's own test compares the labeled documents per
+    folder, which stop growing where a folder's training sample is full
+    (``train_per_folder``, the 8 exemplars of biiHAC's model): new filings would not
+    refresh them.
+    """
+    newest = session.execute(
+        select(PlacementModel.npz, TreeVersion.stats)
+        .join(TreeVersion, TreeVersion.id == PlacementModel.version_id)
         .where(PlacementModel.user_id == user_id)
         .order_by(PlacementModel.version_id.desc())
         .limit(1)
-    )
-    if data is None:
-        return None, None
+    ).first()
+    if newest is None:
+        return {}
+    data, stats = newest
     try:
-        return load_cv(bytes(data))
+        states = dict(zip(("placement", "self_label"), load_cv(bytes(data)), strict=True))
     except ValueError:  # a damaged archive: cross-validate afresh, and say so
         log.warning("cross-validated state of user %s cannot be read", user_id, exc_info=True)
-        return None, None
+        return {}
+    totals = (stats or {}).get("cv_filed_total") or {}
+    kept = {}
+    for name, state in states.items():
+        total = totals.get(name, (stats or {}).get("filed_total"))
+        if state is None or not isinstance(total, int):
+            continue
+        if abs(filed_total - total) <= max_change * total:
+            kept[name] = (state, total)
+    return kept
 
 
 def _previous_representation(session: Session, user_id: int) -> str | None:
@@ -644,9 +674,15 @@ def compute(
     stats["n_documents"] = len(inputs.doc_ids)
     stats["explicit_triples_closed"] = len(inputs.triples)
     stats["placement_representation"] = model.representation_
-    stats["cross_validation_reused"] = {
+    reused = {
         "placement": model.cross_validated_reused_,
         "self_label": None if self_label is None else self_label.cross_validated_reused_,
+    }
+    stats["cross_validation_reused"] = reused
+    stats["cv_filed_total"] = {
+        name: inputs.cv_filed_totals[name] if reused[name] else inputs.stats.get("filed_total")
+        for name in reused
+        if reused[name] is not None
     }
     if estimator.ignores_triples:
         stats["triples_ignored"] = True
