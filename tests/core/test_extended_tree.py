@@ -15,6 +15,7 @@ from foldwise.core import (
     FolderPlacement,
     TreeFolder,
     extended_tree,
+    neighbourhood_novelty,
     proposal_f_score,
     same_proposal,
 )
@@ -437,3 +438,29 @@ def test_the_open_set_test_reads_its_own_features():
     assert any(f.kind == "proposed" for f in default.folders)
     with pytest.raises(ValueError, match="open_set_features"):
         tree(open_set_features=X[:-1])
+
+
+def test_a_precomputed_open_set_test_gives_the_same_tree():
+    """``open_set`` is the neighbourhood test computed by the caller: given the same answers
+    the tree is the one ``filed_features`` gives; filed rows are ignored, a wrong shape is
+    refused."""
+    X, names, truth = topic_corpus(seed=0)
+    labels = label_some(truth, 8, {("music",)}, seed=0)
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    filed = [i for i, f in enumerate(labels) if f is not None]
+    new = [i for i, f in enumerate(labels) if f is None]
+    model = FolderPlacement().fit(X, labels)
+    answers = np.zeros(X.shape[0], dtype=bool)
+    answers[new] = neighbourhood_novelty(X[new], X[filed])
+    assert answers.any()
+
+    def tree(**kwargs):
+        return extended_tree(Z, X, labels, term_names=names, placement=model, **kwargs)
+
+    computed = tree(filed_features=X[filed])
+    answers[filed] = True  # ignored: filed documents are never new
+    given = tree(open_set=answers)
+    assert given.placements == computed.placements
+    assert [f.documents for f in given.folders] == [f.documents for f in computed.folders]
+    with pytest.raises(ValueError, match="open_set has shape"):
+        tree(open_set=answers[:-1])

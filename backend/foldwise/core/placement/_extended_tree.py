@@ -207,6 +207,7 @@ def extended_tree(
     nested_proposals: bool = True,
     filed_features: sp.spmatrix | NDArray[np.floating] | None = None,
     open_set_features: sp.spmatrix | NDArray[np.floating] | None = None,
+    open_set: ArrayLike | None = None,
     previous_folders: Sequence[FolderPath | None] | None = None,
     keep_margin: float = 0.1,
     rejected: Sequence[Collection[int]] = (),
@@ -271,6 +272,10 @@ def extended_tree(
         (default: ``placement_features``). The service gives features fitted on new and
         filed documents here, while the classifier's are fitted on the filed ones: words
         only new documents share are what make a new topic's pages neighbours.
+    open_set : array-like of shape (n_docs,), bool, optional
+        That test's answers, computed by the caller: ``neighbourhood_novelty`` of the new
+        documents' ``open_set_features`` rows against ``filed_features`` (the service runs
+        it while the clustering does). Overrides ``filed_features``; filed rows are ignored.
     previous_folders : sequence of FolderPath or None, length n_docs, optional
         The existing folder the previous tree showed each document in (``None``: none).
         A document stays there unless the model now gives another folder a posterior at
@@ -338,9 +343,15 @@ def extended_tree(
     novel = np.zeros(n_docs, dtype=bool)
     if new.size:
         novel[new] = placement.is_novel(P_X[new], novelty_quantile)
-    open_set = np.zeros(n_docs, dtype=bool)
-    if new.size and filed_features is not None:
-        open_set[new] = neighbourhood_novelty(O_X[new], filed_features)
+    if open_set is not None:
+        given = np.asarray(open_set, dtype=bool)
+        if given.shape != (n_docs,):
+            raise ValueError(f"open_set has shape {given.shape} for {n_docs} documents")
+        neighbourhood_new = given & ~labeled
+    else:
+        neighbourhood_new = np.zeros(n_docs, dtype=bool)
+        if new.size and filed_features is not None:
+            neighbourhood_new[new] = neighbourhood_novelty(O_X[new], filed_features)
 
     # Weighted unit rows: cohesion and affinity are average weighted cosines (000 eq. 2).
     Xw = sp.csr_matrix(normalize(X @ sp.diags(np.sqrt(w))))
@@ -356,7 +367,7 @@ def extended_tree(
         max_labeled_share,
         novel=novel,
         refinements=refinements,
-        open_set=open_set,
+        open_set=neighbourhood_new,
     )
     groups = honour_critiques(groups, rejected, taken_out)
 

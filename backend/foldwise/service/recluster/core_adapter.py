@@ -523,12 +523,26 @@ def _open_set_features(inputs: ReclusterInput) -> sp.csr_matrix:
     return inputs.X_open if inputs.X_open is not None else _placement_features(inputs)
 
 
+def _open_set(inputs: ReclusterInput) -> np.ndarray:
+    """The neighbourhood test of the new documents (core ``neighbourhood_novelty``), shape
+    (n_docs,), bool: its similarity products do not depend on the clustering or the
+    placement model, so :func:`compute` runs it beside them."""
+    new = [i for i, label in enumerate(inputs.labels) if label is None]
+    out = np.zeros(len(inputs.labels), dtype=bool)
+    if new:
+        features = _open_set_features(inputs)
+        rows = np.asarray(inputs.rows)[new]
+        out[new] = core.neighbourhood_novelty(features[rows], features[_training_rows(inputs)])
+    return out
+
+
 def _served_tree(
     inputs: ReclusterInput,
     Z: np.ndarray,
     weights: np.ndarray,
     model: core.FolderPlacement,
     options: ReclusterSettings,
+    open_set: np.ndarray,
 ) -> tuple[list[Proposal], list[PlacementOut]]:
     """The core's extended tree (flat proposals), over document ids.
 
@@ -553,8 +567,7 @@ def _served_tree(
         placement_features=_placement_features(inputs)[inputs.rows],
         novelty_quantile=options.novelty_quantile,
         nested_proposals=False,
-        filed_features=_open_set_features(inputs)[_training_rows(inputs)],
-        open_set_features=_open_set_features(inputs)[inputs.rows],
+        open_set=open_set,
         keep_margin=options.keep_margin,
         previous_folders=[
             inputs.paths.get(inputs.previous_folder_of.get(d, -1)) if label is None else None
@@ -635,8 +648,11 @@ def compute(
     or more it is fitted in a second thread while the estimator runs (liblinear, BLAS and
     the iHAC kernel release the GIL). Phase ``placement`` is the wait for it afterwards.
 
-    Once the placement model is fitted, its archive (:func:`pack_model`, 0.4 s of zlib for
-    2,000 filed documents) is written in the second thread while the extended tree is built.
+    The second thread then runs the neighbourhood test of the new documents
+    (:func:`_open_set`), unless it is still busy with the placement model when the
+    estimator is done: then this thread runs the test while it waits. Once the placement
+    model is fitted, its archive (:func:`pack_model`, 0.4 s of zlib for 2,000 filed
+    documents) is written in the second thread while the extended tree is built.
 
     BLAS runs on one thread meanwhile: the parallelism is these threads'. With OpenBLAS's
     own two threads per call, a recluster on the 2-core bench machine, shared with other
@@ -646,8 +662,11 @@ def compute(
     estimator = _estimator(method, options, report, inputs.self_label_cv)
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=1) as pool:
         placement = pool.submit(_placement_model, inputs, options) if options.n_jobs > 1 else None
+        novelty = pool.submit(_open_set, inputs) if options.n_jobs > 1 else None
         report("weights" if method in ("biihac", "bihac") else "cluster", {})
         estimator.fit(inputs.X, inputs.labels, inputs.triples)
+        # Not started yet (cancelled): the placement model still holds the second thread.
+        open_set = _open_set(inputs) if novelty is None or novelty.cancel() else novelty.result()
         report("placement", {})
         model = placement.result() if placement else _placement_model(inputs, options)
         self_label = getattr(estimator, "placement_", None)
@@ -662,7 +681,7 @@ def compute(
             weights = np.ones(inputs.X.shape[1])
         report("extended_tree", {})
         proposals, placements = _served_tree(
-            inputs, Z, np.asarray(weights, dtype=np.float64), model, options
+            inputs, Z, np.asarray(weights, dtype=np.float64), model, options, open_set
         )
         if packed is not None:
             model_npz: bytes | None = packed.result()
@@ -680,7 +699,7 @@ def compute(
     }
     stats["cross_validation_reused"] = reused
     stats["cv_filed_total"] = {
-        name: inputs.cv_filed_totals[name] if reused[name] else inputs.stats.get("filed_total")
+        name: inputs.cv_filed_totals.get(name) if reused[name] else inputs.stats.get("filed_total")
         for name in reused
         if reused[name] is not None
     }
