@@ -14,6 +14,8 @@ export const PHASE_WORDS = {
   exemplars: "Picking typical documents",
   weights: "Learning from your folders",
   cluster: "Grouping similar documents",
+  open_set: "Looking for topics you have no folder for",
+  placement: "Learning where documents go",
   extended_tree: "Placing new documents and proposing folders",
   commit: "Saving the new suggestions",
   rerun: "Starting again with your latest changes",

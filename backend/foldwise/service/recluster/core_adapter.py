@@ -665,6 +665,7 @@ def compute(
         novelty = pool.submit(_open_set, inputs) if options.n_jobs > 1 else None
         report("weights" if method in ("biihac", "bihac") else "cluster", {})
         estimator.fit(inputs.X, inputs.labels, inputs.triples)
+        report("open_set", {})
         # Not started yet (cancelled): the placement model still holds the second thread.
         open_set = _open_set(inputs) if novelty is None or novelty.cancel() else novelty.result()
         report("placement", {})

@@ -33,7 +33,8 @@ class Progress:
     leaves the merge counts as they are.
     """
 
-    #: ``load``, ``exemplars``, ``weights``, ``cluster``, ``extended_tree``, ``commit``, ...
+    #: ``load``, ``exemplars``, ``weights``, ``cluster``, ``open_set``, ``placement``,
+    #: ``extended_tree``, ``commit``, ...
     phase: str | None = None
     #: biHAC run ``run`` of ``r_max``.
     run: int | None = None
