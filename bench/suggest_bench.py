@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from foldwise.service.imports.archive import Entry, Listing
     from foldwise.service.imports.service import import_listing
     from foldwise.service.queue import EmbeddedWorker
-    from foldwise.service.recluster import core_adapter, instant
+    from foldwise.service.recluster import instant, stored_model
     from foldwise.service.recluster.settings import ReclusterSettings
     from foldwise.service.recluster.tree.models import DocumentSuggestion, PlacementModel
     from foldwise.service.users import service as users
@@ -166,12 +166,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         npz = session.scalars(select(PlacementModel.npz)).one()
         suggested = set(session.scalars(select(DocumentSuggestion.document_id)))
     t0 = time.perf_counter()
-    model = core_adapter.load_model(npz)
+    model = stored_model.load_model(npz)
     load_s = time.perf_counter() - t0
     sample = [text for _, _, text in posts[1:51]]
     t0 = time.perf_counter()
     for text in sample:
-        core_adapter.suggest(model, [text])
+        stored_model.suggest(model, [text])
     core_s = (time.perf_counter() - t0) / max(len(sample), 1)
     placements = {p["document_id"]: p for p in tree["placements"]}
 

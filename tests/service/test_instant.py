@@ -13,7 +13,7 @@ from sqlalchemy import event, select, update
 
 from foldwise.core import FolderPlacement, TextFeatures, arrays_from_npz
 from foldwise.service.queue import EmbeddedWorker
-from foldwise.service.recluster import core_adapter, instant
+from foldwise.service.recluster import instant, stored_model
 from foldwise.service.recluster.jobs.runtime import Runtime
 from foldwise.service.recluster.tree.models import DocumentSuggestion, PlacementModel, TreeVersion
 from foldwise.service.users.models import User
@@ -95,8 +95,8 @@ def test_a_new_document_is_placed_in_its_ingest_request(
     expected = [HOWTOS, TUTORIAL, HOWTOS, TUTORIAL]
     # What the stored model itself says (the oracle: the suggestion is the model's answer).
     with rt.sessions() as session:
-        stored = core_adapter.load_model(session.scalars(select(PlacementModel.npz)).one())
-    oracle = core_adapter.suggest(stored, texts)
+        stored = stored_model.load_model(session.scalars(select(PlacementModel.npz)).one())
+    oracle = stored_model.suggest(stored, texts)
     right = 0
     for document_id, folder, want in zip(new, expected, oracle, strict=True):
         p = _placement(tree, document_id)
@@ -201,7 +201,7 @@ def test_stored_model_round_trips_and_only_the_newest_are_kept(
         data = session.scalars(
             select(PlacementModel.npz).where(PlacementModel.version_id == versions[-1])
         ).one()
-    model = core_adapter.load_model(data)
+    model = stored_model.load_model(data)
     assert isinstance(model.features, TextFeatures)
     assert isinstance(model.placement, FolderPlacement)
     # Folder paths are folder ids as strings (core_adapter.ReclusterInput.paths).

@@ -2,7 +2,8 @@
 
 DB rows -> core inputs (:func:`load_inputs`: exemplars per folder + unfiled documents, labels
 as folder paths, explicit triples as indices); core outputs -> rows (:func:`compute` returns
-plain data that :mod:`runner` writes as a tree version). Nothing else in the service imports
+plain data that :mod:`runner` writes as a tree version). ``stored_model.py``, below it, packs
+and reads the fitted model a version keeps. Nothing else in the service imports
 ``foldwise.core``'s estimators.
 """
 
@@ -27,6 +28,7 @@ from foldwise.service.critiques.models import Critique, CritiqueTriple, Rejected
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster.settings import ReclusterSettings
+from foldwise.service.recluster.stored_model import load_cv, pack_model
 from foldwise.service.recluster.tree.models import (
     PlacementModel,
     TreePlacement,
@@ -720,131 +722,6 @@ def compute(
         stats=stats,
         model_npz=model_npz,
     )
-
-
-# ------------------------------------------------------------------ instant suggestions
-
-#: Array name prefixes of the two fitted objects inside one ``.npz`` ...
-_FEATURES, _PLACEMENT = "features.", "placement."
-#: ... and of the cross-validated quantities a later recluster may reuse (``load_cv``).
-_PLACEMENT_CV, _SELF_LABEL_CV = "placement_cv.", "self_label_cv."
-
-
-@dataclass(frozen=True)
-class StoredModel:
-    """A tree version's placement features and model, loaded from plain arrays."""
-
-    features: core.TextFeatures
-    placement: core.FolderPlacement
-
-
-@dataclass(frozen=True)
-class SuggestionOut:
-    """An instant suggestion over folder ids (``core.Suggestion`` with paths mapped)."""
-
-    folder_id: int | None
-    confidence: float
-    confident_folder_id: int | None
-    runner_up_folder_id: int | None
-    margin: float | None
-    pair_mass: float | None
-    terms: list[str]
-
-
-def pack_model(
-    features: core.TextFeatures,
-    placement: core.FolderPlacement,
-    self_label: core.FolderPlacement | None = None,
-) -> bytes:
-    """``features`` and ``placement`` as the bytes of one compressed ``.npz`` (no pickle),
-    with the cross-validated quantities of ``placement`` and ``self_label`` (biiHAC's
-    self-labeling model) for the next recluster (:func:`load_cv`)."""
-    arrays = {_FEATURES + k: v for k, v in features.to_arrays().items()}
-    arrays.update({_PLACEMENT + k: v for k, v in placement.to_arrays().items()})
-    for prefix, fitted in ((_PLACEMENT_CV, placement), (_SELF_LABEL_CV, self_label)):
-        if fitted is not None:
-            state = fitted.cross_validated_state().to_arrays()
-            arrays.update({prefix + k: v for k, v in state.items()})
-    return core.arrays_to_npz(arrays)
-
-
-def load_cv(data: bytes) -> tuple[core.CrossValidated | None, core.CrossValidated | None]:
-    """The cross-validated quantities :func:`pack_model` stored (placement, self-labeling);
-    only their members are decompressed. ``ValueError`` for a damaged archive."""
-    arrays = core.arrays_from_npz(data, prefixes=(_PLACEMENT_CV, _SELF_LABEL_CV))
-
-    def state(prefix: str) -> core.CrossValidated | None:
-        part = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
-        return core.CrossValidated.from_arrays(part) if part else None
-
-    return state(_PLACEMENT_CV), state(_SELF_LABEL_CV)
-
-
-def load_model(data: bytes) -> StoredModel:
-    """The inverse of :func:`pack_model`, read with ``allow_pickle=False``; ``ValueError``
-    for bytes that are not such a model (damaged, pickled, another format)."""
-    arrays = core.arrays_from_npz(data)
-
-    def part(prefix: str) -> dict[str, Any]:
-        return {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
-
-    features = core.TextFeatures.from_arrays(part(_FEATURES))
-    placement = core.FolderPlacement.from_arrays(part(_PLACEMENT))
-    if len(features.terms_) != placement.n_features_in_:
-        raise ValueError(
-            f"the model has {placement.n_features_in_} terms, its features {len(features.terms_)}"
-        )
-    return StoredModel(features, placement)
-
-
-def _model_path(model: StoredModel, folder_id: int) -> tuple[str, ...] | None:
-    """The model's path of folder ``folder_id`` (paths end in folder ids), if it has one."""
-    return next((p for p in model.placement.folders_ if p and p[-1] == str(folder_id)), None)
-
-
-def update_model(model: StoredModel, examples: list[tuple[str, int]]) -> StoredModel:
-    """``model`` updated with ``examples`` (text, folder id) the person filed since it was
-    fitted (``core.update_placement``); examples in folders it does not know are skipped."""
-    known = [(t, _model_path(model, f)) for t, f in examples]
-    kept = [(t, p) for t, p in known if p is not None]
-    if not kept:
-        return model
-    X = model.features.transform([t for t, _ in kept])
-    placement = core.update_placement(model.placement, X, [p for _, p in kept])
-    return StoredModel(model.features, placement)
-
-
-def suggest(
-    model: StoredModel,
-    texts: list[str],
-    closer: list[list[tuple[int, int]]] | None = None,
-) -> list[SuggestionOut]:
-    """Where ``model`` puts each of ``texts`` (folder paths end in folder ids, as
-    ``ReclusterInput.paths``). ``closer[i]``: answers "document i is closer to the documents
-    of folder a than to those of folder b" as (a, b) folder ids."""
-
-    def folder_id(path: tuple[str, ...] | None) -> int | None:
-        return int(path[-1]) if path else None
-
-    restrict = None
-    if closer is not None:
-        restrict = []
-        for answers in closer:
-            pairs = [(_model_path(model, a), _model_path(model, b)) for a, b in answers]
-            restrict.append([(a, b) for a, b in pairs if a is not None and b is not None])
-
-    return [
-        SuggestionOut(
-            folder_id=folder_id(s.folder),
-            confidence=round(s.confidence, 4),
-            confident_folder_id=folder_id(s.confident_folder),
-            runner_up_folder_id=folder_id(s.runner_up),
-            margin=s.margin,
-            pair_mass=s.pair_mass,
-            terms=list(s.terms),
-        )
-        for s in core.suggest(model.features, model.placement, texts, closer=restrict)
-    ]
 
 
 def representatives(*, session: Session, user_id: int, folder_ids: list[int]) -> dict[int, int]:

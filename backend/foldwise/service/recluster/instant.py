@@ -28,7 +28,7 @@ from foldwise.service.config import Settings
 from foldwise.service.critiques.models import Critique, TreeState
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster import core_adapter
+from foldwise.service.recluster import stored_model
 from foldwise.service.recluster.tree.models import (
     DocumentSuggestion,
     PlacementModel,
@@ -48,12 +48,12 @@ CACHE_SIZE = 8
 #: Keyed by (database, user id, version id, stored at): ids alone repeat across databases
 #: one process serves (tests, several apps).
 _Key = tuple[str, int, int, str]
-_cache: OrderedDict[_Key, core_adapter.StoredModel | None] = OrderedDict()
+_cache: OrderedDict[_Key, stored_model.StoredModel | None] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
 def store_model(session: Session, *, user_id: int, version_id: int, npz: bytes) -> None:
-    """Keep ``npz`` (``core_adapter.pack_model``) as ``version_id``'s model; drop older ones
+    """Keep ``npz`` (``stored_model.pack_model``) as ``version_id``'s model; drop older ones
     beyond :data:`KEEP_MODELS`. Part of the caller's transaction."""
     session.add(PlacementModel(version_id=version_id, user_id=user_id, npz=npz))
     session.execute(
@@ -73,7 +73,7 @@ def store_model(session: Session, *, user_id: int, version_id: int, npz: bytes) 
         )
 
 
-def latest_model(session: Session, user_id: int) -> tuple[int, core_adapter.StoredModel] | None:
+def latest_model(session: Session, user_id: int) -> tuple[int, stored_model.StoredModel] | None:
     """The user's newest stored model and its version id, or ``None`` (none, or unusable)."""
     newest = session.execute(
         select(PlacementModel.version_id, PlacementModel.created_at)
@@ -97,9 +97,9 @@ def latest_model(session: Session, user_id: int) -> tuple[int, core_adapter.Stor
             PlacementModel.version_id == version_id, PlacementModel.user_id == user_id
         )
     )
-    model: core_adapter.StoredModel | None = None
+    model: stored_model.StoredModel | None = None
     try:
-        model = core_adapter.load_model(bytes(data)) if data is not None else None
+        model = stored_model.load_model(bytes(data)) if data is not None else None
     except Exception:  # a damaged or foreign archive: no suggestions from it, said once
         log.exception("placement model of user %s version %s cannot be loaded", user_id, version_id)
     with _cache_lock:
@@ -132,7 +132,7 @@ def users_with_models(session: Session, user_ids: Iterable[int]) -> set[int]:
     return found
 
 
-Found = tuple[int, core_adapter.StoredModel]
+Found = tuple[int, stored_model.StoredModel]
 
 
 def suggest_documents(session: Session, user_id: int, documents: Iterable[tuple[int, str]]) -> int:
@@ -154,7 +154,7 @@ def _compute(
     docs: dict[int, str],
     found: Found,
     closer: dict[int, list[tuple[int, int]]] | None = None,
-) -> dict[int, core_adapter.SuggestionOut]:
+) -> dict[int, stored_model.SuggestionOut]:
     """Suggestions of those of ``docs`` that are the user's and unfiled, in live folders;
     empty (logged) when the model fails on them."""
     # Only the user's own, still unfiled documents: the caller's list may be stale.
@@ -171,7 +171,7 @@ def _compute(
         return {}
     answers = [(closer or {}).get(d, []) for d in ids] if closer else None
     try:
-        suggestions = core_adapter.suggest(found[1], [docs[d] for d in ids], answers)
+        suggestions = stored_model.suggest(found[1], [docs[d] for d in ids], answers)
     except Exception:
         log.exception("instant suggestions for user %s failed", user_id)
         return {}
@@ -192,7 +192,7 @@ def _store(
     session: Session,
     user_id: int,
     version_id: int,
-    placed: dict[int, core_adapter.SuggestionOut],
+    placed: dict[int, stored_model.SuggestionOut],
     clear: Iterable[int] = (),
 ) -> None:
     """Replace the rows of ``placed`` (and delete those of ``clear``) in one go."""
@@ -223,7 +223,7 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
     """Re-place the user's unfiled documents with the cached model updated by the critiques
     made since it was fitted; the number of suggestions stored.
 
-    Moves in force teach the model (``core_adapter.update_model``: a passive-aggressive
+    Moves in force teach the model (``stored_model.update_model``: a passive-aggressive
     step each, no refit); answers "a is closer to b than to c" restrict ``a``'s folders.
     Only documents whose folder changes get a new suggestion (it outranks the version's
     placement: its critique counter is newer); documents in a proposal keep it. A critique
@@ -270,7 +270,7 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
             session.execute(select(Document.id, Document.text).where(Document.id.in_(moved))).all()
         )
         examples = [(texts[d] or "", f) for d, f in sorted(moved.items()) if d in texts]
-        model = core_adapter.update_model(model, examples)
+        model = stored_model.update_model(model, examples)
     unfiled = unfiled_texts(session, user_id)
     newest = dict(sorted(unfiled.items())[-limit:])
     placed = _compute(session, user_id, newest, (found[0], model), closer)
@@ -288,7 +288,7 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
             select(DocumentSuggestion).where(DocumentSuggestion.user_id == user_id)
         )
     }
-    changed: dict[int, core_adapter.SuggestionOut] = {}
+    changed: dict[int, stored_model.SuggestionOut] = {}
     clear: list[int] = []
     for d, s in placed.items():
         if d not in shown:
