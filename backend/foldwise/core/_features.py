@@ -270,7 +270,7 @@ class TextFeatures(TransformerMixin, BaseEstimator):
 
 def _count_terms(
     docs: Sequence[list[str]], index: Mapping[str, int] | None = None
-) -> tuple[sp.csr_matrix, NDArray[np.str_]]:
+) -> tuple[sp.csr_matrix, NDArray[np.object_]]:
     """Term counts of analysed documents, shape (n_docs, n_terms), float32.
 
     With ``index`` (term -> column) the columns are its terms and others are ignored;
@@ -279,15 +279,16 @@ def _count_terms(
     terms pass through Python: ``CountVectorizer`` looks up every token, which was a fifth
     of a recluster's load phase (docs/recluster.md, "Speed").
     """
-    vocabulary: Mapping[str, int] = {} if index is None else index
+    seen: dict[str, int] = {}  # fitting: every term, in order of first appearance
+    vocabulary: Mapping[str, int] = seen if index is None else index
     columns: list[int] = []
     values: list[int] = []
     indptr = [0]
     for doc in docs:
         counts = Counter(doc)
-        if isinstance(vocabulary, dict) and index is None:
-            add = vocabulary.setdefault
-            columns.extend([add(t, len(vocabulary)) for t in counts])
+        if index is None:
+            add = seen.setdefault
+            columns.extend([add(t, len(seen)) for t in counts])
             values.extend(counts.values())
         else:
             kept = [(vocabulary[t], n) for t, n in counts.items() if t in vocabulary]
