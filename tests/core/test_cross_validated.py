@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from synthetic_topics import topic_corpus
+from synthetic_topics import label_some, topic_corpus
 
 from foldwise.core import BiiHAC, CrossValidated, FolderPlacement, arrays_from_npz, arrays_to_npz
 
@@ -13,13 +13,7 @@ CV_ATTRIBUTES = ("calibration_x_", "calibration_y_", "held_out_top_", "novelty_c
 
 
 def _labels(truth, n_labeled=6, seed=0):
-    rng = np.random.default_rng(seed)
-    labels = [None] * len(truth)
-    for f in sorted(set(truth)):
-        idx = [i for i, t in enumerate(truth) if t == f]
-        for i in rng.choice(idx, n_labeled, replace=False):
-            labels[int(i)] = f
-    return labels
+    return label_some(truth, n_labeled, set(), seed=seed)
 
 
 @pytest.fixture(scope="module")
@@ -114,10 +108,10 @@ def test_state_round_trips_through_plain_arrays(fitted):
 @pytest.mark.parametrize(
     "change, match",
     [
-        ({"temperature": np.asarray(0.0)}, "temperature"),
-        ({"labeled_per_folder": np.asarray([1, 2])}, "labeled_per_folder"),
-        ({"novelty_coef": np.asarray([1.0, 2.0])}, "novelty"),
-        ({"held_out_top": np.asarray([np.nan])}, "held_out_top"),
+        ({"temperature_": np.asarray(0.0)}, "temperature"),
+        ({"cv_labeled_per_folder_": np.asarray([1, 2])}, "labeled_per_folder"),
+        ({"novelty_coef_": np.asarray([1.0, 2.0])}, "novelty"),
+        ({"held_out_top_": np.asarray([np.nan])}, "held_out_top"),
         ({"format_version": np.asarray(99)}, "format"),
     ],
 )
@@ -146,10 +140,10 @@ def test_stored_model_keeps_the_counts_of_its_cross_validation(fitted):
     np.testing.assert_array_equal(old.cv_labeled_per_folder_, kept.labeled_per_folder_)
 
 
-def test_npz_prefixes_read_only_those_members(fitted):
+def test_npz_names_read_only_those_members(fitted):
     state = fitted[3].cross_validated_state().to_arrays()
     data = arrays_to_npz({**{"a." + k: v for k, v in state.items()}, "b.big": np.zeros(9)})
-    part = arrays_from_npz(data, prefixes=("a.",))
+    part = arrays_from_npz(data, names=["a." + k for k in state] + ["c.absent"])
     assert set(part) == {"a." + k for k in state}
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -86,20 +86,21 @@ def to_npz(arrays: Mapping[str, NDArray[np.generic]]) -> bytes:
     return buffer.getvalue()
 
 
-def from_npz(data: bytes, prefixes: Sequence[str] | None = None) -> Arrays:
+def from_npz(data: bytes, names: Collection[str] | None = None) -> Arrays:
     """The arrays of an ``.npz`` written by :func:`to_npz`, read without unpickling.
 
-    ``prefixes``: read only the members whose names start with one of them (the others
-    are not decompressed). ``ValueError`` for an archive holding a pickled (object) array
-    or no valid archive.
+    ``names``: read only those members that the archive has (the others are not
+    decompressed). ``ValueError`` for an archive holding a pickled (object) array or no
+    valid archive.
     """
     # Only a zip archive: np.load would also read a bare .npy, or try a pickle (refused).
     if not bytes(data[:4]) == b"PK\x03\x04":
         raise ValueError("not a .npz archive")
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            names = [n for n in npz.files if prefixes is None or n.startswith(tuple(prefixes))]
-            arrays = {name: npz[name] for name in names}
+            keep = None if names is None else set(names)
+            wanted = [n for n in npz.files if keep is None or n in keep]
+            arrays = {name: npz[name] for name in wanted}
     except ValueError:
         raise
     except Exception as exc:  # zipfile.BadZipFile, OSError, EOFError, ...

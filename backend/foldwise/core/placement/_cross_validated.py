@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,6 +27,11 @@ from foldwise.core._hierarchy import FolderPath
 #: Parameters that change what the cross-validation estimates; a state is reused only by a
 #: model with the same values.
 CV_PARAMS = ("C", "n_components", "supervised_weights", "cv", "selection_folds", "random_state")
+_REQUIRED = (
+    "folders_bytes", "folders_offsets", "folders_path_offsets", "representation_",
+    "representation_offsets", "temperature_", "calibration_x_", "calibration_y_",
+    "held_out_top_", "novelty_coef_", *(f"param_{k}" for k in CV_PARAMS),
+)  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,6 +43,13 @@ class CrossValidated:
     ``calibration_x_`` / ``calibration_y_`` (n_thresholds,), ``held_out_top_``
     (n_held_out,), ``novelty_coef_`` (3,) or (0,).
     """
+
+    #: The arrays a state is read from, named as in ``FolderPlacement.to_arrays``: a reader
+    #: may load just these of a stored model (the counts are ``labeled_per_folder_`` in a
+    #: model stored before states were kept).
+    array_names: ClassVar[tuple[str, ...]] = (
+        "format_version", *_REQUIRED, "cv_labeled_per_folder_", "labeled_per_folder_",
+    )  # fmt: skip
 
     folders: list[FolderPath]
     labeled_per_folder: NDArray[np.int64]
@@ -77,7 +90,9 @@ class CrossValidated:
         return bool(change <= max_change * self.labeled_per_folder.sum())
 
     def to_arrays(self) -> dict[str, NDArray[np.generic]]:
-        """Plain numeric arrays (no pickle); :meth:`from_arrays` reads them back."""
+        """Plain numeric arrays (no pickle), under the names ``FolderPlacement.to_arrays``
+        gives them: a stored model's arrays hold its state, and :meth:`from_arrays` reads
+        either."""
         data, offsets, path_offsets = _arrays.pack_paths(self.folders)
         representation, representation_offsets = _arrays.pack_strings([self.representation])
         out: dict[str, NDArray[np.generic]] = {
@@ -88,27 +103,23 @@ class CrossValidated:
             folders_bytes=data,
             folders_offsets=offsets,
             folders_path_offsets=path_offsets,
-            labeled_per_folder=np.asarray(self.labeled_per_folder, dtype=np.int64),
-            representation=representation,
+            cv_labeled_per_folder_=np.asarray(self.labeled_per_folder, dtype=np.int64),
+            representation_=representation,
             representation_offsets=representation_offsets,
-            temperature=np.asarray(self.temperature, dtype=np.float64),
-            calibration_x=np.asarray(self.calibration_x, dtype=np.float64),
-            calibration_y=np.asarray(self.calibration_y, dtype=np.float64),
-            held_out_top=np.asarray(self.held_out_top, dtype=np.float64),
-            novelty_coef=np.asarray(self.novelty_coef, dtype=np.float64),
+            temperature_=np.asarray(self.temperature, dtype=np.float64),
+            calibration_x_=np.asarray(self.calibration_x, dtype=np.float64),
+            calibration_y_=np.asarray(self.calibration_y, dtype=np.float64),
+            held_out_top_=np.asarray(self.held_out_top, dtype=np.float64),
+            novelty_coef_=np.asarray(self.novelty_coef, dtype=np.float64),
         )
         return out
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, NDArray[np.generic]]) -> CrossValidated:
-        """The state from :meth:`to_arrays` output; ``ValueError`` if inconsistent."""
-        names = [
-            "folders_bytes", "folders_offsets", "folders_path_offsets", "labeled_per_folder",
-            "representation", "representation_offsets", "temperature", "calibration_x",
-            "calibration_y", "held_out_top", "novelty_coef",
-            *(f"param_{k}" for k in CV_PARAMS),
-        ]  # fmt: skip
-        _arrays.require(arrays, names, "cross-validated state")
+        """The state from :meth:`to_arrays` or ``FolderPlacement.to_arrays`` output;
+        ``ValueError`` if inconsistent. A model stored before states were kept has no
+        ``cv_labeled_per_folder_``: it cross-validated on its own ``labeled_per_folder_``."""
+        _arrays.require(arrays, _REQUIRED, "cross-validated state")
         folders = _arrays.unpack_paths(
             arrays["folders_bytes"], arrays["folders_offsets"], arrays["folders_path_offsets"]
         )
@@ -119,17 +130,24 @@ class CrossValidated:
                 raise ValueError(f"{name!r} must be a 1-D array of finite numbers")
             return a.astype(np.float64)
 
-        counts = floats("labeled_per_folder")
+        counts_name = (
+            "cv_labeled_per_folder_"
+            if "cv_labeled_per_folder_" in arrays
+            else "labeled_per_folder_"
+        )
+        if counts_name not in arrays:
+            raise ValueError("cross-validated state arrays lack ['cv_labeled_per_folder_']")
+        counts = floats(counts_name)
         if counts.shape != (len(folders),) or (counts < 0).any():
-            raise ValueError(f"labeled_per_folder does not fit {len(folders)} folders")
-        calibration_x, calibration_y = floats("calibration_x"), floats("calibration_y")
-        novelty_coef = floats("novelty_coef")
+            raise ValueError(f"{counts_name} does not fit {len(folders)} folders")
+        calibration_x, calibration_y = floats("calibration_x_"), floats("calibration_y_")
+        novelty_coef = floats("novelty_coef_")
         if calibration_x.shape != calibration_y.shape or novelty_coef.shape not in ((0,), (3,)):
             raise ValueError("calibration or novelty arrays have inconsistent shapes")
         representation = _arrays.unpack_strings(
-            arrays["representation"], arrays["representation_offsets"]
+            arrays["representation_"], arrays["representation_offsets"]
         )
-        temperature = _arrays.scalar(arrays, "temperature")
+        temperature = _arrays.scalar(arrays, "temperature_")
         if representation not in (["latent"], ["plain"]) or not temperature > 0:
             raise ValueError("unknown representation or non-positive temperature")
         return cls(
@@ -140,6 +158,6 @@ class CrossValidated:
             temperature=temperature,
             calibration_x=calibration_x,
             calibration_y=calibration_y,
-            held_out_top=floats("held_out_top"),
+            held_out_top=floats("held_out_top_"),
             novelty_coef=novelty_coef,
         )

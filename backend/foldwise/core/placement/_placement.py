@@ -720,7 +720,6 @@ class FolderPlacement(BaseEstimator):
         ``_arrays.to_npz`` / ``np.savez_compressed``.
         """
         self._check_fitted()
-        data, offsets, path_offsets = _arrays.pack_paths(self.folders_)
         fit_labels = np.array([-1 if j is None else j for j in self._fit_labels], dtype=np.int64)
         params = {
             "C": self.C,
@@ -738,25 +737,15 @@ class FolderPlacement(BaseEstimator):
         out["param_representation"], out["param_representation_offsets"] = _arrays.pack_strings(
             [self.representation]
         )
-        out["representation_"], out["representation_offsets"] = _arrays.pack_strings(
-            [self.representation_]
-        )
+        # The folders, the representation and the cross-validated quantities, with the
+        # counts they were estimated on (format version included).
+        out.update(self.cross_validated_state().to_arrays())
         out.update(
-            format_version=np.asarray(_arrays.FORMAT_VERSION, dtype=np.int64),
-            folders_bytes=data,
-            folders_offsets=offsets,
-            folders_path_offsets=path_offsets,
             term_weights_=np.asarray(self.term_weights_, dtype=np.float64),
             components_=np.asarray(self.components_, dtype=np.float64),
             coef_=np.asarray(self.coef_, dtype=np.float64),
             intercept_=np.asarray(self.intercept_, dtype=np.float64),
             labeled_per_folder_=np.asarray(self.labeled_per_folder_, dtype=np.int64),
-            cv_labeled_per_folder_=np.asarray(self.cv_labeled_per_folder_, dtype=np.int64),
-            temperature_=np.asarray(self.temperature_, dtype=np.float64),
-            calibration_x_=np.asarray(self.calibration_x_, dtype=np.float64),
-            calibration_y_=np.asarray(self.calibration_y_, dtype=np.float64),
-            held_out_top_=np.asarray(self.held_out_top_, dtype=np.float64),
-            novelty_coef_=np.asarray(self.novelty_coef_, dtype=np.float64),
             triples_=np.asarray(self.triples_, dtype=np.int64).reshape(-1, 3),
             fit_labels=fit_labels,
             n_features_in_=np.asarray(self.n_features_in_, dtype=np.int64),

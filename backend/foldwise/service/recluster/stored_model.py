@@ -18,8 +18,9 @@ from foldwise import core
 
 #: Array name prefixes of the two fitted objects inside one ``.npz`` ...
 _FEATURES, _PLACEMENT = "features.", "placement."
-#: ... and of the cross-validated quantities a later recluster may reuse (``load_cv``).
-_PLACEMENT_CV, _SELF_LABEL_CV = "placement_cv.", "self_label_cv."
+#: ... and of biiHAC's self-labeling model's cross-validated quantities (``load_cv``; the
+#: placement model's are among its own arrays).
+_SELF_LABEL_CV = "self_label_cv."
 
 
 @dataclass(frozen=True)
@@ -49,27 +50,32 @@ def pack_model(
     self_label: core.FolderPlacement | None = None,
 ) -> bytes:
     """``features`` and ``placement`` as the bytes of one compressed ``.npz`` (no pickle),
-    with the cross-validated quantities of ``placement`` and ``self_label`` (biiHAC's
-    self-labeling model) for the next recluster (:func:`load_cv`)."""
+    with the cross-validated quantities of ``self_label`` (biiHAC's self-labeling model)
+    for the next recluster (:func:`load_cv`)."""
     arrays = {_FEATURES + k: v for k, v in features.to_arrays().items()}
     arrays.update({_PLACEMENT + k: v for k, v in placement.to_arrays().items()})
-    for prefix, fitted in ((_PLACEMENT_CV, placement), (_SELF_LABEL_CV, self_label)):
-        if fitted is not None:
-            state = fitted.cross_validated_state().to_arrays()
-            arrays.update({prefix + k: v for k, v in state.items()})
+    if self_label is not None:
+        state = self_label.cross_validated_state().to_arrays()
+        arrays.update({_SELF_LABEL_CV + k: v for k, v in state.items()})
     return core.arrays_to_npz(arrays)
 
 
 def load_cv(data: bytes) -> tuple[core.CrossValidated | None, core.CrossValidated | None]:
-    """The cross-validated quantities :func:`pack_model` stored (placement, self-labeling);
-    only their members are decompressed. ``ValueError`` for a damaged archive."""
-    arrays = core.arrays_from_npz(data, prefixes=(_PLACEMENT_CV, _SELF_LABEL_CV))
+    """The cross-validated quantities of the placement model and of biiHAC's self-labeling
+    model in an archive of :func:`pack_model`; only their members are decompressed (not
+    the coefficients). ``ValueError`` for a damaged archive."""
+    wanted = [
+        prefix + name
+        for prefix in (_PLACEMENT, _SELF_LABEL_CV)
+        for name in core.CrossValidated.array_names
+    ]
+    arrays = core.arrays_from_npz(data, names=wanted)
 
     def state(prefix: str) -> core.CrossValidated | None:
         part = {k[len(prefix) :]: v for k, v in arrays.items() if k.startswith(prefix)}
         return core.CrossValidated.from_arrays(part) if part else None
 
-    return state(_PLACEMENT_CV), state(_SELF_LABEL_CV)
+    return state(_PLACEMENT), state(_SELF_LABEL_CV)
 
 
 def load_model(data: bytes) -> StoredModel:
