@@ -464,3 +464,33 @@ def test_a_precomputed_open_set_test_gives_the_same_tree():
     assert [f.documents for f in given.folders] == [f.documents for f in computed.folders]
     with pytest.raises(ValueError, match="open_set has shape"):
         tree(open_set=answers[:-1])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_new_topic_the_dendrogram_scatters_is_regrouped(seed):
+    """A dendrogram may join each document of a hidden folder with a filed document of a
+    folder it resembles, so that no subtree of (almost) only new documents holds them. The
+    documents whose neighbourhood is new are clustered again on their own
+    (``_proposals._regroup``): the hidden folder is still proposed, inside its parent.
+    Without the neighbourhood test's answers nothing brings them together."""
+    X, names, truth = topic_corpus(seed=seed)
+    labels = label_some(truth, 8, {("sport", "golf")}, seed=seed)
+    golf = [i for i, t in enumerate(truth) if t == ("sport", "golf")]
+    football = [i for i, f in enumerate(labels) if f == ("sport", "football")]
+    rows = X.toarray()
+    for k, i in enumerate(golf):  # each golf page sits on a filed football page
+        rows[i] = rows[football[k % len(football)]]
+    Z = linkage(pdist(rows, "cosine"), "average")
+    filed = [i for i, f in enumerate(labels) if f is not None]
+    new = [i for i, f in enumerate(labels) if f is None]
+    model = FolderPlacement().fit(X, labels)
+    answers = np.zeros(X.shape[0], dtype=bool)
+    answers[new] = neighbourhood_novelty(X[new], X[filed])
+
+    def tree(**kwargs):
+        return extended_tree(Z, X, labels, term_names=names, placement=model, **kwargs)
+
+    regrouped = tree(open_set=answers)
+    assert proposal_f_score(regrouped, {"golf": golf}) >= 0.8
+    assert [p.parent for p in regrouped.proposals()] == [("sport",)]
+    assert proposal_f_score(tree(), {"golf": golf}) == 0.0

@@ -14,6 +14,10 @@ documents: a sub-topic of a folder F that the model files confidently in F becom
 subfolder of F when it is a cluster of its own and less like F than anything the person filed
 in F (:func:`_refinements`).
 
+Documents whose neighbourhood is new but that the dendrogram scattered among a folder's
+filed documents (a hidden sibling of that folder) are clustered again on their own
+(:func:`_regroup`).
+
 Pieces of one topic that a stray document separated in the dendrogram are joined when they
 are closer to each other than to any existing folder. A proposal is split into subfolders
 where the dendrogram divides it into parts as far apart as two sibling folders of the
@@ -29,6 +33,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
+from scipy.cluster.hierarchy import linkage
+from scipy.spatial.distance import squareform
 
 from foldwise.core._hierarchy import FolderPath
 from foldwise.core.placement._levels import FolderTree, Placement, assign_folder_levels
@@ -80,6 +86,8 @@ class _Context:
     rho: float
     label_sums: NDArray[np.float64]
     label_counts: NDArray[np.float64]
+    #: The folder of each row of ``label_sums``.
+    label_folders: list[FolderPath]
     baseline: NDArray[np.float64]
     tree: FolderTree
     children: dict[int, tuple[int, int]]
@@ -195,6 +203,7 @@ def find_proposals(
         rho=rho,
         label_sums=label_sums[keep],
         label_counts=label_counts[keep],
+        label_folders=[f for f, k in zip(folders, keep, strict=True) if k],
         # What the model says of a new document on average: a group shows evidence for a
         # subtree only where it puts more mass there than this.
         baseline=proba[new].mean(axis=0) if new.any() else np.zeros(len(folders)),
@@ -206,6 +215,7 @@ def find_proposals(
     )
     groups = _search(ctx, Z, labels, max_labeled_share)
     groups = _absorb(ctx, _merge(ctx, groups))
+    groups = _merge(ctx, groups + _regroup(ctx, {d for g in groups for d in g.members}))
     split_below = _sibling_similarity(ctx, labels)
     groups = [
         _split(ctx, _prune(g, min_size), split_below, min_size)
@@ -385,6 +395,71 @@ def _qualify(ctx: _Context, v: int, anchor: FolderPath) -> Group | None:
     # the labeled documents the group meets first (docs/architecture.md sec. 6).
     parent = common_prefix(_posterior_parent(ctx, members), anchor)
     return Group(tuple(int(d) for d in members), parent, cohesion, affinity, node=v)
+
+
+def _regroup(ctx: _Context, taken: set[int]) -> list[Group]:
+    """Proposals among the open-set documents the dendrogram scattered.
+
+    The dendrogram over all documents joins the documents of a new topic with the filed
+    exemplars of a folder they resemble: the pages of a hidden sibling of a folder sit
+    between that folder's filed pages, in no subtree of (almost) only new documents. Yet
+    their neighbourhoods are new (``open_set``), and taken together they may be closer to
+    each other than to any folder. Average linkage of those documents alone (cosine, 001
+    sec. 3) gives them a dendrogram of their own, searched top-down like the first for
+    maximal subtrees whose cohesion exceeds their affinity to every existing folder.
+
+    The anchor, which the first dendrogram finds in the labeled documents a group meets, is
+    here the folder of highest affinity (the one average linkage would join the group with
+    first). A group must share more than the root with it: documents that resemble a folder
+    belong near it. A group whose parent would be the root is left out: a new topic that
+    resembles no folder has a subtree of its own in the first dendrogram already, and on
+    the PHP manual such groups were pages of one kind (class synopses, setup pages) drawn
+    from many extensions, each filed in its own folder (docs/placement.md, "Open set").
+    """
+    pool = np.array(
+        [d for d in range(ctx.n) if d not in taken and ctx.open_set[d] and ctx.unclaimed(d)],
+        np.intp,
+    )
+    if pool.size < MIN_PIECE or not ctx.label_counts.size:
+        return []
+    rows = ctx.Xw[pool]
+    distances = np.clip(1.0 - np.asarray((rows @ rows.T).todense()), 0.0, None)
+    np.fill_diagonal(distances, 0.0)
+    Z = linkage(squareform(distances, checks=False), method="average")
+    m = pool.size
+    children = {m + k: (int(Z[k, 0]), int(Z[k, 1])) for k in range(m - 1)}
+
+    def members(v: int) -> NDArray[np.intp]:
+        out, stack = [], [v]
+        while stack:
+            u = stack.pop()
+            if u < m:
+                out.append(u)
+            else:
+                stack.extend(children[u])
+        return pool[np.sort(out)]
+
+    groups: list[Group] = []
+    stack = [2 * m - 2]
+    while stack:
+        v = stack.pop()
+        docs = members(v)
+        if docs.size < MIN_PIECE:
+            continue
+        s, k = ctx.sum_of(docs), docs.size
+        cohesion = float((s @ s - k) / (k * (k - 1)))
+        to_folders = ctx.label_sums @ s / (ctx.label_counts * k)
+        j = int(to_folders.argmax())
+        parent: FolderPath = ()
+        if cohesion > to_folders[j]:
+            parent = common_prefix(_posterior_parent(ctx, docs), ctx.label_folders[j])
+        if parent:
+            groups.append(
+                Group(tuple(int(d) for d in docs), parent, cohesion, float(to_folders[j]))
+            )
+        elif v >= m:
+            stack.extend(children[v])
+    return groups
 
 
 def _posterior_parent(ctx: _Context, members: NDArray[np.intp]) -> FolderPath:
