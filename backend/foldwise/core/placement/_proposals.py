@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from scipy.cluster.hierarchy import linkage
+from scipy.cluster.hierarchy import leaves_list, linkage
 from scipy.spatial.distance import squareform
 
 from foldwise.core._hierarchy import FolderPath
@@ -428,16 +428,18 @@ def _regroup(ctx: _Context, taken: set[int]) -> list[Group]:
     Z = linkage(squareform(distances, checks=False), method="average")
     m = pool.size
     children = {m + k: (int(Z[k, 0]), int(Z[k, 1])) for k in range(m - 1)}
+    # The leaves of every subtree are a contiguous run of the dendrogram's leaf order.
+    order = leaves_list(Z)
+    start = np.empty(2 * m - 1, dtype=np.intp)
+    start[order] = np.arange(m)
+    size = np.ones(2 * m - 1, dtype=np.intp)
+    for k in range(m - 1):
+        a, b = children[m + k]
+        start[m + k] = min(start[a], start[b])
+        size[m + k] = size[a] + size[b]
 
     def members(v: int) -> NDArray[np.intp]:
-        out, stack = [], [v]
-        while stack:
-            u = stack.pop()
-            if u < m:
-                out.append(u)
-            else:
-                stack.extend(children[u])
-        return pool[np.sort(out)]
+        return np.sort(pool[order[start[v] : start[v] + size[v]]])
 
     groups: list[Group] = []
     stack = [2 * m - 2]
