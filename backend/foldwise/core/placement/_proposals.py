@@ -400,7 +400,7 @@ def _qualify(ctx: _Context, v: int, anchor: FolderPath) -> Group | None:
 def _regroup(ctx: _Context, taken: set[int]) -> list[Group]:
     """Proposals among the open-set documents the dendrogram scattered.
 
-    The dendrogram over all documents joins the documents of a new topic with the filed
+    The dendrogram over all documents may join the documents of a new topic with the filed
     exemplars of a folder they resemble: the pages of a hidden sibling of a folder sit
     between that folder's filed pages, in no subtree of (almost) only new documents. Yet
     their neighbourhoods are new (``open_set``), and taken together they may be closer to
