@@ -111,12 +111,12 @@ def test_kill_9_during_an_import_then_restart_leaves_no_orphan(
     importing = _cli(settings, "import", str(tree), "--user", "alice")
     blobs = settings.blob_dir
     deadline = time.monotonic() + 120
+    # Killed as soon as a file of it is on disk (a temporary one, most likely): a fixed
+    # pause after its journal's first entry was too short on a loaded machine.
     while time.monotonic() < deadline and importing.poll() is None:
-        journals = list((blobs / WRITERS_DIR).glob("*.journal")) if blobs.exists() else []
-        if any(j.stat().st_size for j in journals):  # it has started writing blobs
+        if blobs.exists() and _stored_files(blobs):
             break
-        time.sleep(0.005)
-    time.sleep(0.05)
+        time.sleep(0.002)
     importing.send_signal(signal.SIGKILL)
     importing.wait(timeout=30)
     assert importing.returncode == -signal.SIGKILL, importing.communicate()
