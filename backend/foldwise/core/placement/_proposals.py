@@ -133,11 +133,16 @@ class _Context:
     def sum_of(self, docs: Sequence[int] | NDArray[np.intp]) -> NDArray[np.float64]:
         return np.asarray(self.Xw[list(docs)].sum(axis=0)).ravel()
 
+    def affinities(self, s: NDArray[np.float64], m: int) -> NDArray[np.float64]:
+        """Average cosine of m documents (row sum s) to each existing folder's documents,
+        shape (n_folders_with_labels,), in the order of ``label_folders``."""
+        return np.asarray(self.label_sums @ s / (self.label_counts * m))
+
     def affinity(self, s: NDArray[np.float64], m: int) -> float:
         """Highest average cosine of m documents (row sum s) to an existing folder's documents."""
         if not self.label_counts.size:
             return 0.0
-        return float(np.max(self.label_sums @ s / (self.label_counts * m)))
+        return float(np.max(self.affinities(s, m)))
 
 
 def find_proposals(
@@ -286,7 +291,7 @@ def _refinements(
             return None
         home_sum, home_count, least = typical(home)
         s, m = ctx.sum_of(members), len(members)
-        cohesion = float((s @ s - m) / (m * (m - 1)))
+        cohesion = _cohesion(s, m)
         to_home = float(home_sum @ s) / (home_count * m)
         affinity = max(ctx.affinity(s, m), to_home)
         if cohesion > affinity and to_home < least:
@@ -384,7 +389,7 @@ def _qualify(ctx: _Context, v: int, anchor: FolderPath) -> Group | None:
     s = ctx.sum_of(members)
     m = members.size
     # Average cosine over distinct pairs: |s|^2 counts each document with itself once.
-    cohesion = float((s @ s - m) / (m * (m - 1)))
+    cohesion = _cohesion(s, m)
     affinity = ctx.affinity(s, m)
     if cohesion <= affinity:
         return None
@@ -449,8 +454,8 @@ def _regroup(ctx: _Context, taken: set[int]) -> list[Group]:
         if docs.size < MIN_PIECE:
             continue
         s, k = ctx.sum_of(docs), docs.size
-        cohesion = float((s @ s - k) / (k * (k - 1)))
-        to_folders = ctx.label_sums @ s / (ctx.label_counts * k)
+        cohesion = _cohesion(s, k)
+        to_folders = ctx.affinities(s, k)
         j = int(to_folders.argmax())
         parent: FolderPath = ()
         if cohesion > to_folders[j]:
@@ -505,7 +510,7 @@ def _merge(ctx: _Context, groups: list[Group]) -> list[Group]:
                 joined = Group(
                     ga.members + gb.members,
                     ga.parent,
-                    float((s @ s - m) / (m * (m - 1))),
+                    _cohesion(s, m),
                     affinity,
                     parts=(ga.parts or (ga,)) + (gb.parts or (gb,)),
                 )
@@ -571,7 +576,7 @@ def _with_members(ctx: _Context, group: Group, members: tuple[int, ...]) -> Grou
     return Group(
         members,
         group.parent,
-        float((s @ s - m) / (m * (m - 1))),
+        _cohesion(s, m),
         ctx.affinity(s, m),
         group.node,
         tuple(parts),
@@ -619,7 +624,7 @@ def _split(ctx: _Context, group: Group, split_below: float, min_size: int) -> Gr
                 part = Group(
                     tuple(docs),
                     group.parent,
-                    float((s @ s - m) / (m * (m - 1))),
+                    _cohesion(s, m),
                     ctx.affinity(s, m),
                     node,
                 )
@@ -669,6 +674,12 @@ def _without(group: Group, drop: set[int]) -> Group | None:
         return None
     parts = tuple(p for p in (_without(p, drop) for p in group.parts) if p is not None)
     return replace(group, members=members, parts=parts)
+
+
+def _cohesion(s: NDArray[np.float64], m: int) -> float:
+    """Average cosine over the distinct pairs of m unit rows with row sum ``s``: ``|s|^2``
+    counts each row with itself once."""
+    return float((s @ s - m) / (m * (m - 1)))
 
 
 def common_prefix(a: FolderPath, b: FolderPath) -> FolderPath:

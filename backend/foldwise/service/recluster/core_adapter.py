@@ -28,7 +28,7 @@ from foldwise.service.critiques.models import Critique, CritiqueTriple, Rejected
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster.settings import ReclusterSettings
-from foldwise.service.recluster.stored_model import load_cv, pack_model
+from foldwise.service.recluster.stored_model import folder_id_of, load_cv, pack_model
 from foldwise.service.recluster.tree.models import (
     PlacementModel,
     TreePlacement,
@@ -579,10 +579,6 @@ def _served_tree(
         taken_out=[(row_of[d], rows(ids)) for d, ids in inputs.not_in if d in row_of],
     )
 
-    def folder_id(path: tuple[str, ...] | None) -> int | None:
-        # Existing folder paths end in folder ids (``ReclusterInput.paths``).
-        return int(path[-1]) if path else None
-
     proposals: list[Proposal] = []
     index_of: dict[tuple[str, ...], int] = {}
     for p in tree.proposals():
@@ -590,7 +586,7 @@ def _served_tree(
         proposals.append(
             Proposal(
                 index=len(proposals),
-                parent_folder_id=folder_id(p.parent),
+                parent_folder_id=folder_id_of(p.parent),
                 name=p.name,
                 top_terms=list(p.terms),
                 document_ids=sorted(inputs.doc_ids[i] for i in p.documents),
@@ -603,16 +599,16 @@ def _served_tree(
         placements.append(
             PlacementOut(
                 document_id=inputs.doc_ids[pl.document],
-                folder_id=None if proposal is not None else folder_id(pl.folder),
+                folder_id=None if proposal is not None else folder_id_of(pl.folder),
                 proposal_index=proposal,
                 confidence=round(pl.confidence, 4),
                 terms=list(pl.terms),
-                runner_up_folder_id=folder_id(pl.runner_up),
+                runner_up_folder_id=folder_id_of(pl.runner_up),
                 margin=pl.margin,
                 pair_mass=pl.pair_mass,
-                best_folder_id=folder_id(pl.best_existing),
-                confident_folder_id=folder_id(pl.confident_folder),
-                question_folder_id=folder_id(pl.question_folder),
+                best_folder_id=folder_id_of(pl.best_existing),
+                confident_folder_id=folder_id_of(pl.confident_folder),
+                question_folder_id=folder_id_of(pl.question_folder),
                 question_value=pl.question_value,
                 question_answerable=pl.question_answerable,
             )

@@ -95,6 +95,12 @@ def load_model(data: bytes) -> StoredModel:
     return StoredModel(features, placement)
 
 
+def folder_id_of(path: tuple[str, ...] | None) -> int | None:
+    """The folder id a model's folder path ends in (``ReclusterInput.paths``); ``None`` for
+    no path or the root."""
+    return int(path[-1]) if path else None
+
+
 def _model_path(model: StoredModel, folder_id: int) -> tuple[str, ...] | None:
     """The model's path of folder ``folder_id`` (paths end in folder ids), if it has one."""
     return next((p for p in model.placement.folders_ if p and p[-1] == str(folder_id)), None)
@@ -121,9 +127,6 @@ def suggest(
     ``ReclusterInput.paths``). ``closer[i]``: answers "document i is closer to the documents
     of folder a than to those of folder b" as (a, b) folder ids."""
 
-    def folder_id(path: tuple[str, ...] | None) -> int | None:
-        return int(path[-1]) if path else None
-
     restrict = None
     if closer is not None:
         restrict = []
@@ -133,10 +136,10 @@ def suggest(
 
     return [
         SuggestionOut(
-            folder_id=folder_id(s.folder),
+            folder_id=folder_id_of(s.folder),
             confidence=round(s.confidence, 4),
-            confident_folder_id=folder_id(s.confident_folder),
-            runner_up_folder_id=folder_id(s.runner_up),
+            confident_folder_id=folder_id_of(s.confident_folder),
+            runner_up_folder_id=folder_id_of(s.runner_up),
             margin=s.margin,
             pair_mass=s.pair_mass,
             terms=list(s.terms),
