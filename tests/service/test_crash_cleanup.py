@@ -83,6 +83,33 @@ def test_a_blob_reused_after_the_crash_is_spared(tmp_path: Path) -> None:
     assert (root / path).exists()
 
 
+def test_a_blob_renamed_into_place_just_before_the_kill_is_reclaimed(tmp_path: Path) -> None:
+    # The child dies between renaming its files into place and marking its journal as
+    # newer than them (``Writer.written``): the narrowest window of put and put_many.
+    root = tmp_path / "blobs"
+    script = textwrap.dedent(
+        f"""
+        import os, signal, sys
+        from pathlib import Path
+        from foldwise.service.documents.blobs import BlobStore, content_hash
+        from foldwise.service.documents import writers
+        store = BlobStore(Path({str(root)!r}))
+        writers.Writer.written = lambda self: os.kill(os.getpid(), signal.SIGKILL)
+        if sys.argv[1] == "many":
+            store.put_many({{content_hash(d): d for d in (b"one", b"two")}})
+        else:
+            store.put(b"single")
+        """
+    )
+    for mode in ("many", "single"):
+        done = subprocess.run([sys.executable, "-c", script, mode], capture_output=True, timeout=60)
+        assert done.returncode == -signal.SIGKILL, done.stderr
+    assert len(_stored_files(root)) == 3  # renamed into place, never committed
+
+    assert reclaim_dead_writers(root, lambda paths: set()) == 3
+    assert _stored_files(root) == set()
+
+
 def _cli(settings: Settings, *args: str) -> subprocess.Popen[str]:
     env = {
         **os.environ,

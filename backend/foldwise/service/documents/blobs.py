@@ -111,6 +111,7 @@ class BlobStore:
             with os.fdopen(fd, "wb") as out:
                 out.write(data)
                 out.flush()
+                writer.backdate(out.fileno())
                 os.fsync(out.fileno())
             os.replace(tmp, target)
         except BaseException:
@@ -149,6 +150,7 @@ class BlobStore:
                 view = memoryview(blobs[digest])
                 while view:
                     view = view[os.write(fd, view) :]
+                writer.backdate(fd)
             with ThreadPoolExecutor(max_workers=min(16, len(temps))) as pool:
                 list(pool.map(os.fsync, [fd for fd, _ in temps.values()]))
             for digest, (_, tmp) in temps.items():
