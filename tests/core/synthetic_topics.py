@@ -60,3 +60,31 @@ def label_some(
         for i in rng.choice(idx, n_labeled, replace=False):
             labels[int(i)] = f
     return labels
+
+
+def genre_corpus(
+    seed: int = 0, n_folders: int = 7, per_folder: int = 20, genre_pages: int = 5
+) -> tuple[sp.csr_matrix, list[FolderPath], np.ndarray]:
+    """Folders of one level, each with ``genre_pages`` pages of one kind shared by all
+    folders (as a manual's setup pages: mostly the same words everywhere, one word of their
+    own folder) and topic pages of its own words; rows, true folders and the genre mask."""
+    rng = np.random.default_rng(seed)
+    own, kinds, common = 10, 10, 10
+    genre0 = n_folders * own
+    common0 = genre0 + kinds
+    rows, truth, genre = [], [], []
+    for k in range(n_folders):
+        words = np.arange(k * own, (k + 1) * own)
+        for j in range(per_folder):
+            counts = np.zeros(common0 + common)
+            if j < genre_pages:
+                np.add.at(counts, rng.choice(np.arange(genre0, common0), 6), 1)
+                np.add.at(counts, rng.choice(words, 1), 1)
+            else:
+                np.add.at(counts, rng.choice(words, 6), 1)
+            np.add.at(counts, rng.choice(np.arange(common0, common0 + common), 3), 1)
+            rows.append(counts)
+            truth.append((f"folder{k}",))
+            genre.append(j < genre_pages)
+    X = sp.csr_matrix(normalize(np.log1p(np.array(rows))))
+    return X, truth, np.array(genre)

@@ -9,7 +9,7 @@ import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 from synthetic_topics import topic_corpus
 
-from foldwise.core import neighbourhood_novelty
+from foldwise.core import neighbourhood_novelty, neighbourhood_p_values
 
 
 def _split(seed: int, hidden: tuple[str, ...], filed_share: float):
@@ -47,6 +47,28 @@ def test_the_yardstick_is_the_share_of_new_documents():
     filed, new, is_hidden = _split(1, ("music",), filed_share=0.15)
     novel = neighbourhood_novelty(new, filed)
     assert novel[~is_hidden].mean() <= 0.05
+
+
+def test_p_values_match_a_brute_force_count_and_the_test_is_p_below_alpha():
+    """Oracle: for each document, the share of filed documents with at least as many new
+    documents among their k nearest (cosine, itself excluded), counted with a dense sort."""
+    filed, new, _ = _split(0, ("music",), filed_share=0.6)
+    # A little noise: without ties in the similarities the k nearest are one set.
+    rng = np.random.default_rng(0)
+    filed = filed.toarray() + 0.01 * rng.random(filed.shape)
+    new = new.toarray() + 0.01 * rng.random(new.shape)
+    k = 5
+    pool = normalize(np.vstack([filed, new]))
+    is_new = np.arange(pool.shape[0]) >= filed.shape[0]
+    S = pool @ pool.T
+    np.fill_diagonal(S, -np.inf)
+    counts = is_new[np.argsort(-S, axis=1, kind="stable")[:, :k]].sum(axis=1)
+    expected = [(counts[~is_new] >= c).mean() for c in counts[is_new]]
+
+    p = neighbourhood_p_values(new, filed, k=k)
+    np.testing.assert_allclose(p, expected)
+    np.testing.assert_array_equal(neighbourhood_novelty(new, filed, k=k, alpha=0.1), p <= 0.1)
+    assert neighbourhood_p_values(new, filed[:0]).tolist() == [1.0] * new.shape[0]
 
 
 def test_nothing_to_compare_gives_no_novelty():
@@ -96,18 +118,18 @@ def test_an_open_set_document_may_join_a_proposal_that_the_classifier_gates_keep
     Z = linkage(pdist(X.toarray(), "cosine"), "average")
     filed = np.array([f is not None for f in labels])
     new = ~filed
-    open_set = np.zeros(len(truth), dtype=bool)
-    open_set[new] = neighbourhood_novelty(X[new], X[filed])
+    p_values = np.ones(len(truth))
+    p_values[new] = neighbourhood_p_values(X[new], X[filed])
     hidden = {i for i, t in enumerate(truth) if t == ("music",)}
 
-    def proposed(open_set_rows):
+    def proposed(neighbourhood_p):
         groups = find_proposals(
             Z, X, labels, proba, placed, model.folders_, model.rho, 5, 0.1,
-            novel=np.zeros(len(truth), dtype=bool), open_set=open_set_rows,
+            novel=np.zeros(len(truth), dtype=bool), neighbourhood_p=neighbourhood_p,
         )  # fmt: skip
         return {d for g in groups for d in g.members}
 
     assert proposed(None) == set()
-    found = proposed(open_set)
+    found = proposed(p_values)
     assert len(found & hidden) >= 0.8 * len(hidden)
     assert found <= hidden

@@ -18,7 +18,7 @@ from foldwise.core.placement._extended_tree import (
     proposal_f_score,
 )
 from foldwise.core.placement._levels import Placement
-from foldwise.core.placement._novelty import neighbourhood_novelty
+from foldwise.core.placement._novelty import neighbourhood_novelty, neighbourhood_p_values
 from foldwise.core.placement._placement import FolderPlacement
 from foldwise.core.placement._proposals import same_proposal
 from foldwise.core.placement._questions import CloserQuestion, closer_questions
@@ -42,6 +42,7 @@ __all__ = [
     "closer_questions",
     "extended_tree",
     "neighbourhood_novelty",
+    "neighbourhood_p_values",
     "proposal_f_score",
     "restrict_closer",
     "same_proposal",

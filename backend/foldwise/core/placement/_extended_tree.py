@@ -42,7 +42,7 @@ from sklearn.preprocessing import normalize
 
 from foldwise.core._hierarchy import FolderPath
 from foldwise.core.placement._levels import assign_folder_levels
-from foldwise.core.placement._novelty import neighbourhood_novelty
+from foldwise.core.placement._novelty import neighbourhood_p_values
 from foldwise.core.placement._placement import FolderPlacement
 from foldwise.core.placement._proposals import (
     MIN_PIECE,
@@ -207,7 +207,7 @@ def extended_tree(
     nested_proposals: bool = True,
     filed_features: sp.spmatrix | NDArray[np.floating] | None = None,
     open_set_features: sp.spmatrix | NDArray[np.floating] | None = None,
-    open_set: ArrayLike | None = None,
+    neighbourhood_p: ArrayLike | None = None,
     previous_folders: Sequence[FolderPath | None] | None = None,
     keep_margin: float = 0.1,
     rejected: Sequence[Collection[int]] = (),
@@ -266,14 +266,15 @@ def extended_tree(
         Placement-feature rows of every filed document the placement model trained on (not
         only the dendrogram's exemplars). With them, a new document whose nearest
         neighbours are unusually often new ones may join a proposal even if the classifier
-        would claim it (``neighbourhood_novelty``, docs/placement.md "Open set").
+        would claim it, and one whose neighbourhood is ordinary stays out even when the
+        classifier rejects it (``neighbourhood_p_values``, docs/placement.md "Open set").
     open_set_features : sparse matrix or ndarray of shape (n_docs, n_open_terms), optional
         The documents' rows for that neighbourhood test, in the space of ``filed_features``
         (default: ``placement_features``). The service gives features fitted on new and
         filed documents here, while the classifier's are fitted on the filed ones: words
         only new documents share are what make a new topic's pages neighbours.
-    open_set : array-like of shape (n_docs,), bool, optional
-        That test's answers, computed by the caller: ``neighbourhood_novelty`` of the new
+    neighbourhood_p : array-like of shape (n_docs,), float, optional
+        That test's p-values, computed by the caller: ``neighbourhood_p_values`` of the new
         documents' ``open_set_features`` rows against ``filed_features`` (the service runs
         it while the clustering does). Overrides ``filed_features``; filed rows are ignored.
     previous_folders : sequence of FolderPath or None, length n_docs, optional
@@ -343,15 +344,15 @@ def extended_tree(
     novel = np.zeros(n_docs, dtype=bool)
     if new.size:
         novel[new] = placement.is_novel(P_X[new], novelty_quantile)
-    if open_set is not None:
-        given = np.asarray(open_set, dtype=bool)
-        if given.shape != (n_docs,):
-            raise ValueError(f"open_set has shape {given.shape} for {n_docs} documents")
-        neighbourhood_new = given & ~labeled
-    else:
-        neighbourhood_new = np.zeros(n_docs, dtype=bool)
-        if new.size and filed_features is not None:
-            neighbourhood_new[new] = neighbourhood_novelty(O_X[new], filed_features)
+    p_values: NDArray[np.float64] | None = None
+    if neighbourhood_p is not None:
+        p_values = np.asarray(neighbourhood_p, dtype=np.float64)
+        if p_values.shape != (n_docs,):
+            raise ValueError(f"neighbourhood_p has shape {p_values.shape} for {n_docs} documents")
+    elif filed_features is not None:
+        p_values = np.ones(n_docs)
+        if new.size:
+            p_values[new] = neighbourhood_p_values(O_X[new], filed_features)
 
     # Weighted unit rows: cohesion and affinity are average weighted cosines (000 eq. 2).
     Xw = sp.csr_matrix(normalize(X @ sp.diags(np.sqrt(w))))
@@ -367,7 +368,7 @@ def extended_tree(
         max_labeled_share,
         novel=novel,
         refinements=refinements,
-        open_set=neighbourhood_new,
+        neighbourhood_p=p_values,
     )
     groups = honour_critiques(groups, rejected, taken_out)
 

@@ -27,16 +27,52 @@ from sklearn.preprocessing import normalize
 _BLOCK = 256
 
 
+#: Level of the test when it alone lets a document into a proposal (module docstring).
+ALPHA = 0.02
+
+
 def neighbourhood_novelty(
     new_rows: sp.spmatrix | NDArray[np.floating],
     filed_rows: sp.spmatrix | NDArray[np.floating],
     *,
     k: int = 10,
-    alpha: float = 0.02,
+    alpha: float = ALPHA,
     null_sample: int = 2000,
     random_state: int = 0,
 ) -> NDArray[np.bool_]:
     """Whether each new document's neighbourhood is unusually new, shape (n_new,).
+
+    ``neighbourhood_p_values(...) <= alpha``; all False when there is no filed or no new
+    document to compare.
+
+    Parameters
+    ----------
+    alpha : float, default=0.02
+        Level of the one-sided test against the filed documents' counts.
+    new_rows, filed_rows, k, null_sample, random_state
+        See :func:`neighbourhood_p_values`.
+    """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    p = neighbourhood_p_values(
+        new_rows, filed_rows, k=k, null_sample=null_sample, random_state=random_state
+    )
+    return np.asarray(p <= alpha)
+
+
+def neighbourhood_p_values(
+    new_rows: sp.spmatrix | NDArray[np.floating],
+    filed_rows: sp.spmatrix | NDArray[np.floating],
+    *,
+    k: int = 10,
+    null_sample: int = 2000,
+    random_state: int = 0,
+) -> NDArray[np.float64]:
+    """How ordinary each new document's neighbourhood is, shape (n_new,), in (0, 1].
+
+    The share of (sampled) filed documents with at least as many new documents among their
+    ``k`` nearest neighbours: small for a document of a topic no folder holds, about one
+    half for a document like any filed one.
 
     Parameters
     ----------
@@ -48,8 +84,6 @@ def neighbourhood_novelty(
     k : int, default=10
         Nearest neighbours looked at (cosine similarity; fewer when there are fewer
         documents).
-    alpha : float, default=0.02
-        Level of the one-sided test against the filed documents' counts.
     null_sample : int, default=2000
         Filed documents whose neighbourhoods make the null (a fixed sample of larger
         archives; the work is ``(n_new + null_sample) x (n_filed + n_new)`` cosines).
@@ -58,11 +92,9 @@ def neighbourhood_novelty(
 
     Returns
     -------
-    ndarray of shape (n_new,), bool
-        All False when there is no filed or no new document to compare.
+    ndarray of shape (n_new,), float
+        All 1 (nothing is new) when there is no filed or no new document to compare.
     """
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
     if not isinstance(k, int | np.integer) or k < 1:
         raise ValueError(f"k must be a positive int, got {k!r}")
     new = sp.csr_matrix(new_rows, dtype=np.float64)
@@ -70,21 +102,19 @@ def neighbourhood_novelty(
     if new.shape[1] != filed.shape[1]:
         raise ValueError(f"new_rows has {new.shape[1]} columns, filed_rows {filed.shape[1]}")
     n_new, n_filed = new.shape[0], filed.shape[0]
-    if n_new == 0 or n_filed == 0:
-        return np.zeros(n_new, dtype=bool)
+    k = min(int(k), n_filed + n_new - 1)
+    if n_new == 0 or n_filed == 0 or k < 1:
+        return np.ones(n_new)
     new, filed = sp.csr_matrix(normalize(new)), sp.csr_matrix(normalize(filed))
     pool = sp.vstack([filed, new]).tocsr()
     is_new = np.arange(n_filed + n_new) >= n_filed
-    k = min(int(k), n_filed + n_new - 1)
-    if k < 1:
-        return np.zeros(n_new, dtype=bool)
     rng = np.random.default_rng(random_state)
     null_rows = np.sort(rng.permutation(n_filed)[:null_sample])
     null_counts = _new_neighbours(pool, null_rows, is_new, k)
     counts = _new_neighbours(pool, n_filed + np.arange(n_new), is_new, k)
     # P(C >= c) under the null, for c = 0..k.
     tail = np.bincount(null_counts, minlength=k + 1)[::-1].cumsum()[::-1] / null_counts.size
-    return np.asarray(tail[counts] <= alpha)
+    return np.asarray(tail[counts], dtype=np.float64)
 
 
 def _new_neighbours(

@@ -38,6 +38,7 @@ from scipy.spatial.distance import squareform
 
 from foldwise.core._hierarchy import FolderPath
 from foldwise.core.placement._levels import FolderTree, Placement, assign_folder_levels
+from foldwise.core.placement._novelty import ALPHA
 
 # Smallest group that may be a piece of a proposal: the cohesion of a pair is one cosine,
 # too noisy to call a topic.
@@ -73,6 +74,15 @@ SAME_PROPOSAL_OVERLAP = 0.5
 #: 10 instead of 13-15 known documents per run in proposals, the hidden ones as before).
 OPEN_SET_GATE = 0.9
 
+#: A document the classifier rejects still stays out of proposals when its neighbourhood is
+#: no newer than that of a quarter of the filed documents (neighbourhood p-value above
+#: this). Pages of one kind from many folders (setup pages, indexes of guides) leave the
+#: classifier unsure of their folder, but their nearest neighbours are filed pages of the
+#: same kind, as often as any filed page's are. A document of a new topic finds new
+#: documents near it (on the PHP manual, 0-9 known documents per run in proposals instead
+#: of 2-33, the hidden folders found as before; docs/placement.md, "Open set").
+CLASSIFIER_PATH_LEVEL = 0.25
+
 
 @dataclass
 class _Context:
@@ -96,6 +106,9 @@ class _Context:
     novel: NDArray[np.bool_]
     #: New documents whose nearest neighbours are unusually often new (``_novelty``).
     open_set: NDArray[np.bool_]
+    #: New documents whose nearest neighbours are new at least as often as those of all but
+    #: a quarter of the filed documents (all of them without the neighbourhood test).
+    not_ordinary: NDArray[np.bool_]
 
     def unclaimed(self, d: int) -> bool:
         """Whether new document ``d`` may join a proposal.
@@ -106,16 +119,18 @@ class _Context:
         classifier says so: no folder claims it (posterior of its best folder, times
         ``known``, below ``rho``), the novelty model does not think it belongs to an
         existing folder (``known < NOVELTY_GATE``), and the placement model rejects it
-        (``novel``: ``FolderPlacement.is_novel``). The classifier alone kept out most
-        documents of hidden folders that resemble a known one (docs/placement.md, "Open
-        set").
+        (``novel``: ``FolderPlacement.is_novel``), while its neighbourhood is not an
+        ordinary one (``not_ordinary``: ``CLASSIFIER_PATH_LEVEL``). The classifier alone
+        kept out most documents of hidden folders that resemble a known one
+        (docs/placement.md, "Open set").
         """
         if self.labeled[d]:
             return False
         if self.open_set[d] and self.placed.known[d] < OPEN_SET_GATE:
             return True
         return (
-            self.placed.best_confidence[d] < self.rho
+            bool(self.not_ordinary[d])
+            and self.placed.best_confidence[d] < self.rho
             and self.placed.known[d] < NOVELTY_GATE
             and bool(self.novel[d])
         )
@@ -157,7 +172,7 @@ def find_proposals(
     max_labeled_share: float,
     novel: NDArray[np.bool_] | None = None,
     refinements: bool = False,
-    open_set: NDArray[np.bool_] | None = None,
+    neighbourhood_p: NDArray[np.float64] | None = None,
 ) -> list[Group]:
     """Proposed folders, each a :class:`Group` with its parent folder.
 
@@ -182,9 +197,12 @@ def find_proposals(
         New documents that may join a new-topic proposal (all, if omitted).
     refinements : bool
         Also look for subfolders of confidently claimed documents (``_refinements``).
-    open_set : ndarray of shape (n_docs,), bool, optional
-        New documents whose neighbourhood is new (``neighbourhood_novelty``); they may join
-        a proposal whatever the classifier says (:meth:`_Context.unclaimed`).
+    neighbourhood_p : ndarray of shape (n_docs,), float, optional
+        The neighbourhood test of the new documents (``neighbourhood_p_values``; rows of
+        labeled documents unused). At most ``ALPHA``, a document may join a proposal
+        whatever the classifier says; above ``CLASSIFIER_PATH_LEVEL``, only the
+        classifier's own tests cannot let it in (:meth:`_Context.unclaimed`). Without it,
+        the classifier's tests decide alone.
     """
     n = Xw.shape[0]
     if n < 2:
@@ -216,7 +234,12 @@ def find_proposals(
         children={n + k: (int(Z[k, 0]), int(Z[k, 1])) for k in range(n - 1)},
         n=n,
         novel=np.ones(n, dtype=bool) if novel is None else np.asarray(novel, dtype=bool),
-        open_set=np.zeros(n, dtype=bool) if open_set is None else np.asarray(open_set, bool),
+        open_set=np.zeros(n, dtype=bool) if neighbourhood_p is None else neighbourhood_p <= ALPHA,
+        not_ordinary=(
+            np.ones(n, dtype=bool)
+            if neighbourhood_p is None
+            else neighbourhood_p <= CLASSIFIER_PATH_LEVEL
+        ),
     )
     groups = _search(ctx, Z, labels, max_labeled_share)
     groups = _absorb(ctx, _merge(ctx, groups))

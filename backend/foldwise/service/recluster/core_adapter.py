@@ -525,16 +525,16 @@ def _open_set_features(inputs: ReclusterInput) -> sp.csr_matrix:
     return inputs.X_open if inputs.X_open is not None else _placement_features(inputs)
 
 
-def _open_set(inputs: ReclusterInput) -> np.ndarray:
-    """The neighbourhood test of the new documents (core ``neighbourhood_novelty``), shape
-    (n_docs,), bool: its similarity products do not depend on the clustering or the
-    placement model, so :func:`compute` runs it beside them."""
+def _neighbourhood_p(inputs: ReclusterInput) -> np.ndarray:
+    """The neighbourhood test of the new documents (core ``neighbourhood_p_values``), shape
+    (n_docs,), 1 for filed documents: its similarity products do not depend on the
+    clustering or the placement model, so :func:`compute` runs it beside them."""
     new = [i for i, label in enumerate(inputs.labels) if label is None]
-    out = np.zeros(len(inputs.labels), dtype=bool)
+    out = np.ones(len(inputs.labels))
     if new:
         features = _open_set_features(inputs)
         rows = np.asarray(inputs.rows)[new]
-        out[new] = core.neighbourhood_novelty(features[rows], features[_training_rows(inputs)])
+        out[new] = core.neighbourhood_p_values(features[rows], features[_training_rows(inputs)])
     return out
 
 
@@ -544,7 +544,7 @@ def _served_tree(
     weights: np.ndarray,
     model: core.FolderPlacement,
     options: ReclusterSettings,
-    open_set: np.ndarray,
+    neighbourhood_p: np.ndarray,
 ) -> tuple[list[Proposal], list[PlacementOut]]:
     """The core's extended tree (flat proposals), over document ids.
 
@@ -569,7 +569,7 @@ def _served_tree(
         placement_features=_placement_features(inputs)[inputs.rows],
         novelty_quantile=options.novelty_quantile,
         nested_proposals=False,
-        open_set=open_set,
+        neighbourhood_p=neighbourhood_p,
         keep_margin=options.keep_margin,
         previous_folders=[
             inputs.paths.get(inputs.previous_folder_of.get(d, -1)) if label is None else None
@@ -647,7 +647,7 @@ def compute(
     the iHAC kernel release the GIL). Phase ``placement`` is the wait for it afterwards.
 
     The second thread then runs the neighbourhood test of the new documents
-    (:func:`_open_set`), unless it is still busy with the placement model when the
+    (:func:`_neighbourhood_p`), unless it is still busy with the placement model when the
     estimator is done: then this thread runs the test while it waits. Once the placement
     model is fitted, its archive (:func:`pack_model`, 0.4 s of zlib for 2,000 filed
     documents) is written in the second thread while the extended tree is built.
@@ -660,12 +660,14 @@ def compute(
     estimator = _estimator(method, options, report, inputs.self_label_cv)
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(max_workers=1) as pool:
         placement = pool.submit(_placement_model, inputs, options) if options.n_jobs > 1 else None
-        novelty = pool.submit(_open_set, inputs) if options.n_jobs > 1 else None
+        novelty = pool.submit(_neighbourhood_p, inputs) if options.n_jobs > 1 else None
         report("weights" if method in ("biihac", "bihac") else "cluster", {})
         estimator.fit(inputs.X, inputs.labels, inputs.triples)
         report("open_set", {})
         # Not started yet (cancelled): the placement model still holds the second thread.
-        open_set = _open_set(inputs) if novelty is None or novelty.cancel() else novelty.result()
+        neighbourhood_p = (
+            _neighbourhood_p(inputs) if novelty is None or novelty.cancel() else novelty.result()
+        )
         report("placement", {})
         model = placement.result() if placement else _placement_model(inputs, options)
         self_label = getattr(estimator, "placement_", None)
@@ -680,7 +682,7 @@ def compute(
             weights = np.ones(inputs.X.shape[1])
         report("extended_tree", {})
         proposals, placements = _served_tree(
-            inputs, Z, np.asarray(weights, dtype=np.float64), model, options, open_set
+            inputs, Z, np.asarray(weights, dtype=np.float64), model, options, neighbourhood_p
         )
         if packed is not None:
             model_npz: bytes | None = packed.result()
