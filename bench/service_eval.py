@@ -244,6 +244,7 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
     def relative(new: float, old: float) -> float | None:
         return (new - old) / old if old else None
 
+    proposal_names = {f["id"]: f["name"] for f in before["folders"] if f["kind"] == "proposed"}
     proposals_before = {f["id"]: f["name"] for f in after["folders"] if f["kind"] == "proposed"}
     proposals_control = {f["id"]: f["name"] for f in control["folders"] if f["kind"] == "proposed"}
     out.update(
@@ -263,6 +264,12 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             "svm_misplaced_after": svm_mis_after,
             "svm_misplaced_change": relative(svm_mis_after, svm_mis_before),
             "known_in_proposals": sum(isinstance(before_targets.get(d), str) for d in known),
+            # Which ones, and the proposal each is in (JSON only): what a change should fix.
+            "known_in_proposals_paths": sorted(
+                f"{corpus.paths[text_of[d]]} -> {proposal_names[before_targets[d]]}"
+                for d in known
+                if isinstance(before_targets.get(d), str)
+            ),
             # After feedback, among the documents not corrected: a rise in misplacement
             # that comes from new false proposals shows here.
             "known_in_proposals_after": sum(isinstance(_targets(after).get(d), str) for d in rest),
