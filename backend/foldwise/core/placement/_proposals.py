@@ -3,7 +3,9 @@
 A proposal is a group of new documents that
 
 - no existing folder claims: the placement model is not confident of any of them in a single
-  existing folder (so proposals never contradict confident placements);
+  existing folder (so proposals never contradict confident placements), or their
+  neighbourhood is new (``_novelty``); pages of one kind from many folders, which leave
+  the classifier unsure but have an ordinary neighbourhood, stay out;
 - is a new topic: its *cohesion* (average weighted cosine between its documents) exceeds its
   *affinity* to every existing folder (average weighted cosine to that folder's labeled
   documents), so average linkage would make it a cluster of its own;
@@ -107,7 +109,7 @@ class _Context:
     #: New documents whose nearest neighbours are unusually often new (``_novelty``).
     open_set: NDArray[np.bool_]
     #: New documents whose nearest neighbours are new at least as often as those of all but
-    #: a quarter of the filed documents (all of them without the neighbourhood test).
+    #: a quarter of the filed documents (every document when there is no such test).
     not_ordinary: NDArray[np.bool_]
 
     def unclaimed(self, d: int) -> bool:
@@ -200,13 +202,14 @@ def find_proposals(
     neighbourhood_p : ndarray of shape (n_docs,), float, optional
         The neighbourhood test of the new documents (``neighbourhood_p_values``; rows of
         labeled documents unused). At most ``ALPHA``, a document may join a proposal
-        whatever the classifier says; above ``CLASSIFIER_PATH_LEVEL``, only the
-        classifier's own tests cannot let it in (:meth:`_Context.unclaimed`). Without it,
-        the classifier's tests decide alone.
+        whatever the classifier says; above ``CLASSIFIER_PATH_LEVEL``, the classifier's
+        tests alone cannot let it in (:meth:`_Context.unclaimed`). Without it, the
+        classifier's tests decide alone.
     """
     n = Xw.shape[0]
     if n < 2:
         return []
+    p_values = None if neighbourhood_p is None else np.asarray(neighbourhood_p, dtype=float)
     labeled = np.array([f is not None for f in labels])
     col = {f: j for j, f in enumerate(folders)}
     rows = [i for i, f in enumerate(labels) if f is not None]
@@ -234,11 +237,9 @@ def find_proposals(
         children={n + k: (int(Z[k, 0]), int(Z[k, 1])) for k in range(n - 1)},
         n=n,
         novel=np.ones(n, dtype=bool) if novel is None else np.asarray(novel, dtype=bool),
-        open_set=np.zeros(n, dtype=bool) if neighbourhood_p is None else neighbourhood_p <= ALPHA,
+        open_set=np.zeros(n, dtype=bool) if p_values is None else p_values <= ALPHA,
         not_ordinary=(
-            np.ones(n, dtype=bool)
-            if neighbourhood_p is None
-            else neighbourhood_p <= CLASSIFIER_PATH_LEVEL
+            np.ones(n, dtype=bool) if p_values is None else p_values <= CLASSIFIER_PATH_LEVEL
         ),
     )
     groups = _search(ctx, Z, labels, max_labeled_share)
