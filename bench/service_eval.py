@@ -88,6 +88,19 @@ def _proposal_members(tree: dict[str, Any]) -> list[set[int]]:
     return list(members.values())
 
 
+def _in_proposals(
+    tree: dict[str, Any], docs: list[int], corpus: Corpus, text_of: dict[int, int]
+) -> list[str]:
+    """``"corpus path -> proposal name"`` of each of ``docs`` the tree puts in a proposal."""
+    names = {f["id"]: f["name"] for f in tree["folders"] if f["kind"] == "proposed"}
+    targets = _targets(tree)
+    return sorted(
+        f"{corpus.paths[text_of[d]]} -> {names[targets[d]]}"
+        for d in docs
+        if isinstance(targets.get(d), str)
+    )
+
+
 def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> dict[str, Any]:
     split: ServiceSplit = split_for_service(corpus, setting, seed)
     rng = random.Random(seed)
@@ -244,7 +257,6 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
     def relative(new: float, old: float) -> float | None:
         return (new - old) / old if old else None
 
-    proposal_names = {f["id"]: f["name"] for f in before["folders"] if f["kind"] == "proposed"}
     proposals_before = {f["id"]: f["name"] for f in after["folders"] if f["kind"] == "proposed"}
     proposals_control = {f["id"]: f["name"] for f in control["folders"] if f["kind"] == "proposed"}
     out.update(
@@ -265,14 +277,11 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             "svm_misplaced_change": relative(svm_mis_after, svm_mis_before),
             "known_in_proposals": sum(isinstance(before_targets.get(d), str) for d in known),
             # Which ones, and the proposal each is in (JSON only): what a change should fix.
-            "known_in_proposals_paths": sorted(
-                f"{corpus.paths[text_of[d]]} -> {proposal_names[before_targets[d]]}"
-                for d in known
-                if isinstance(before_targets.get(d), str)
-            ),
+            "known_in_proposals_paths": _in_proposals(before, known, corpus, text_of),
             # After feedback, among the documents not corrected: a rise in misplacement
             # that comes from new false proposals shows here.
             "known_in_proposals_after": sum(isinstance(_targets(after).get(d), str) for d in rest),
+            "known_in_proposals_after_paths": _in_proposals(after, rest, corpus, text_of),
             "calibration_n": len(confident),
             "calibration": share(confident),
             "questions_asked": asked,

@@ -146,6 +146,7 @@ def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
     assert 0.0 <= run["proposal_f"] <= 1.0 and run["moves"] <= 2
     assert run["questions_asked"] <= 3 and run["critique_violations"] == 0
     assert len(run["known_in_proposals_paths"]) == run["known_in_proposals"]
+    assert len(run["known_in_proposals_after_paths"]) == run["known_in_proposals_after"]
     assert set(result["medians"]) == {"3"}
     assert "medians per setting" in done.stdout
 
