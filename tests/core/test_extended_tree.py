@@ -523,3 +523,23 @@ def test_pages_of_one_kind_from_many_folders_stay_out_of_proposals():
             if case == "with":
                 assert proposal_f_score(tree, {hidden: hidden_rows}) >= 0.75, seed
     assert in_proposals["with"] <= in_proposals["without"] / 2, in_proposals
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_new_topic_of_a_small_archive_is_proposed_when_the_neighbourhood_test_is_mute(seed):
+    """Three filed documents per folder and one new topic: every filed document's ten
+    nearest neighbours hold the new ones, so no new document's neighbourhood stands out
+    (p above 1/4 for all). The test then has nothing to say, and the classifier's gate
+    decides alone: the topic is proposed (it was not when the test's silence blocked it)."""
+    X, names, truth = topic_corpus(seed=seed, per_folder=3)
+    labels = [None if t == ("music",) else t for t in truth]
+    filed = [i for i, f in enumerate(labels) if f is not None]
+    new = [i for i, f in enumerate(labels) if f is None]
+    assert (neighbourhood_p_values(X[new], X[filed]) > 0.25).all()
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    model = FolderPlacement().fit(X[filed], [labels[i] for i in filed])
+    tree = extended_tree(
+        Z, X, labels, term_names=names, placement=model, filed_features=X[filed],
+        min_proposal_size=3,
+    )  # fmt: skip
+    assert proposal_f_score(tree, {"music": new}) >= 0.8

@@ -238,9 +238,7 @@ def find_proposals(
         n=n,
         novel=np.ones(n, dtype=bool) if novel is None else np.asarray(novel, dtype=bool),
         open_set=np.zeros(n, dtype=bool) if p_values is None else p_values <= ALPHA,
-        not_ordinary=(
-            np.ones(n, dtype=bool) if p_values is None else p_values <= CLASSIFIER_PATH_LEVEL
-        ),
+        not_ordinary=_not_ordinary(p_values, labeled),
     )
     groups = _search(ctx, Z, labels, max_labeled_share)
     groups = _absorb(ctx, _merge(ctx, groups))
@@ -255,6 +253,27 @@ def find_proposals(
     if not refinements:
         return groups
     return groups + _refinements(ctx, labels, taken, max_labeled_share, min_size)
+
+
+def _not_ordinary(
+    p_values: NDArray[np.float64] | None, labeled: NDArray[np.bool_]
+) -> NDArray[np.bool_]:
+    """New documents whose neighbourhood is newer than three quarters of the filed
+    documents' (``CLASSIFIER_PATH_LEVEL``), shape (n_docs,).
+
+    Every document when there is no test, or when not one new document passes it: then
+    the test has nothing to say. That happens when filed folders are smaller than the
+    neighbourhoods (a new archive of a few documents per folder, and an upload of one new
+    topic): the filed documents' neighbourhoods are then full of the new ones, and a new
+    topic cannot stand out. The classifier decides alone, as it did before the test.
+    """
+    n = labeled.size
+    if p_values is None:
+        return np.ones(n, dtype=bool)
+    passed = p_values <= CLASSIFIER_PATH_LEVEL
+    if not passed[~labeled].any():
+        return np.ones(n, dtype=bool)
+    return passed
 
 
 def _refinements(
