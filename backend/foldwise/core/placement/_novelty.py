@@ -13,6 +13,10 @@ manuals; one leaf or subtree hidden, 40% of every other folder new; docs/placeme
 "Open set"), ``k = 10`` and ``alpha = 0.02`` let 41-87% of the hidden folders' documents
 through and 0.6-1.4% of the other new ones, where the classifier's own test
 (``FolderPlacement.is_novel``) separated the two less well (AUC .70-.97 against .80-.998).
+
+The p-values themselves (:func:`neighbourhood_p_values`) also make a weaker test: a document
+the classifier rejects joins a proposal only with a neighbourhood newer than three quarters
+of the filed documents' (``_proposals.CLASSIFIER_PATH_LEVEL``).
 """
 
 from __future__ import annotations
@@ -68,7 +72,7 @@ def neighbourhood_p_values(
     null_sample: int = 2000,
     random_state: int = 0,
 ) -> NDArray[np.float64]:
-    """How ordinary each new document's neighbourhood is, shape (n_new,), in (0, 1].
+    """How ordinary each new document's neighbourhood is, shape (n_new,), in [0, 1].
 
     The share of (sampled) filed documents with at least as many new documents among their
     ``k`` nearest neighbours: small for a document of a topic no folder holds, about one
