@@ -431,7 +431,6 @@ def _qualify(ctx: _Context, v: int, anchor: FolderPath) -> Group | None:
         return None
     s = ctx.sum_of(members)
     m = members.size
-    # Average cosine over distinct pairs: |s|^2 counts each document with itself once.
     cohesion = _cohesion(s, m)
     affinity = ctx.affinity(s, m)
     if cohesion <= affinity:

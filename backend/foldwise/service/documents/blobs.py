@@ -150,7 +150,7 @@ class BlobStore:
                 view = memoryview(blobs[digest])
                 while view:
                     view = view[os.write(fd, view) :]
-                writer.backdate(fd)
+            writer.backdate(*(fd for fd, _ in temps.values()))  # one stat of the journal
             with ThreadPoolExecutor(max_workers=min(16, len(temps))) as pool:
                 list(pool.map(os.fsync, [fd for fd, _ in temps.values()]))
             for digest, (_, tmp) in temps.items():

@@ -64,14 +64,15 @@ class Writer:
             self._out.write(lines)
             self._out.flush()
 
-    def backdate(self, fd: int) -> None:
-        """Give a finished temporary file (open as ``fd``) the journal's time before it is
-        renamed into place: a kill between the rename and :meth:`written` then leaves a blob
-        no newer than the journal, which a restart reclaims (it was spared before, as if
-        someone had touched it since). ``record`` has just written the journal, so the time
-        is seconds old at most and the collector's age rule is not fooled."""
+    def backdate(self, *fds: int) -> None:
+        """Give finished temporary files (open as ``fds``) the journal's time before they are
+        renamed into place: a kill between the rename and :meth:`written` then leaves blobs
+        no newer than the journal, which a restart reclaims (they were spared before, as if
+        someone had touched them since). ``record`` has just written the journal, so the
+        time is seconds old at most and the collector's age rule is not fooled."""
         stamp = self.journal.stat().st_mtime_ns
-        os.utime(fd, ns=(stamp, stamp))
+        for fd in fds:
+            os.utime(fd, ns=(stamp, stamp))
 
     def written(self) -> None:
         """Mark the journal as newer than every blob this writer finished writing."""
