@@ -1,11 +1,14 @@
 """The blob store's layout: new blobs in one level of directories, blobs stored under the
-earlier two-level layout still found and shared."""
+earlier two-level layout still found and shared; a batch larger than the process may hold
+open."""
 
 from __future__ import annotations
 
+import os
+import resource
 from pathlib import Path
 
-from foldwise.service.documents.blobs import BlobStore, content_hash
+from foldwise.service.documents.blobs import MAX_OPEN_FILES, BlobStore, content_hash
 
 
 def _files(root: Path) -> set[str]:
@@ -44,3 +47,22 @@ def test_a_blob_of_the_two_level_layout_is_reused_not_copied(tmp_path: Path) -> 
         content_hash(other): legacy[content_hash(other)]
     }
     assert _files(tmp_path) == set(legacy.values())
+
+
+def test_a_batch_of_more_files_than_the_process_may_open_is_stored(tmp_path: Path) -> None:
+    # An archive's new files are one batch; the soft limit is often 1,024 descriptors.
+    store = BlobStore(tmp_path)
+    blobs = {content_hash(d): d for d in (f"blob {i}".encode() for i in range(3 * MAX_OPEN_FILES))}
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    already_open = len(os.listdir("/proc/self/fd"))
+    limit = already_open + MAX_OPEN_FILES + 64
+    if hard != resource.RLIM_INFINITY and hard < limit:
+        limit = hard
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
+    try:
+        paths = store.put_many(blobs)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+    assert len(paths) == len(blobs)
+    assert all(store.path(paths[d]).read_bytes() == data for d, data in blobs.items())
