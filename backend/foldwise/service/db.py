@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import anyio
 from fastapi import Depends, Request
@@ -61,6 +61,18 @@ class Base(DeclarativeBase):
 
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
     type_annotation_map = {datetime: UTCDateTime()}  # noqa: RUF012
+
+
+_Key = TypeVar("_Key", int, str)
+
+
+def in_chunks(values: Iterable[_Key], size: int = 500) -> Iterator[list[_Key]]:
+    """``values`` (sorted) in lists of ``size``, for ``IN`` clauses: a statement may bind
+    at most 32,766 parameters on SQLite and 65,535 on PostgreSQL, and a user's documents
+    can be more (a recluster that read 32,767 or more documents in one statement failed)."""
+    ordered = sorted(values)
+    for start in range(0, len(ordered), size):
+        yield ordered[start : start + size]
 
 
 def utcnow() -> datetime:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from foldwise.service.db import settings_of
+from foldwise.service.db import in_chunks, settings_of
 from foldwise.service.documents import extract as extraction
 from foldwise.service.documents.blobs import BlobStore, content_hash
 from foldwise.service.documents.models import EXTRACTED, OCR_PENDING, Document
@@ -51,13 +50,6 @@ class Prepared:
             text_status=OCR_PENDING if self.ocr_pages else EXTRACTED,
             ocr_pages_total=self.ocr_pages,
         )
-
-
-def _chunks(values: Iterable[str], size: int = 500) -> Iterator[list[str]]:
-    """``values`` (sorted) in lists of ``size``: IN lists stay short for every database."""
-    ordered = sorted(values)
-    for start in range(0, len(ordered), size):
-        yield ordered[start : start + size]
 
 
 def blob_store(session: Session) -> BlobStore:
@@ -209,7 +201,7 @@ def store_many(
     in order. A content that occurs twice is stored once and reported as a duplicate the
     second time. One query finds duplicates and one flush inserts the rest."""
     known: dict[str, Document] = {}
-    for chunk in _chunks({p.digest for p, _ in items}):
+    for chunk in in_chunks({p.digest for p, _ in items}):
         known.update(
             (d.content_hash, d)
             for d in session.scalars(
@@ -350,7 +342,7 @@ def reclaim_crashed_writes(*, session: Session) -> int:
 
     def referenced(paths: set[str]) -> set[str]:
         found: set[str] = set()
-        for chunk in _chunks(paths):
+        for chunk in in_chunks(paths):
             found.update(
                 session.scalars(
                     select(Document.blob_path).where(Document.blob_path.in_(chunk)).distinct()

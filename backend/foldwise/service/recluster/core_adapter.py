@@ -25,6 +25,7 @@ from threadpoolctl import threadpool_limits
 
 from foldwise import core
 from foldwise.service.critiques.models import Critique, CritiqueTriple, RejectedGroup
+from foldwise.service.db import in_chunks
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster.settings import ReclusterSettings
@@ -251,13 +252,7 @@ def load_inputs(
     sample = {f: stable_order(ids)[:CENTROID_SAMPLE] for f, ids in train.items()}
     folder_of_doc = {d: f for f, ids in by_folder.items() for d in ids}
     wanted = sorted({d for ids in train.values() for d in ids} | set(unfiled) | named)
-    texts = (
-        dict(
-            session.execute(select(Document.id, Document.text).where(Document.id.in_(wanted))).all()
-        )
-        if wanted
-        else {}
-    )
+    texts = _texts(session, wanted)
     wanted = [d for d in wanted if d in texts]
     if len(wanted) < 2:
         raise ValueError(f"nothing to cluster: {len(wanted)} document(s); a recluster needs 2")
@@ -370,6 +365,18 @@ def load_inputs(
             "explicit_triples": len(explicit),
         },
     )
+
+
+def _texts(session: Session, doc_ids: list[int]) -> dict[int, str]:
+    """Text of each of ``doc_ids`` that still exists."""
+    texts: dict[int, str] = {}
+    for chunk in in_chunks(doc_ids):
+        texts.update(
+            session.execute(select(Document.id, Document.text).where(Document.id.in_(chunk)))
+            .tuples()
+            .all()
+        )
+    return texts
 
 
 def _previous_folders(session: Session, user_id: int) -> dict[int, int]:
@@ -740,9 +747,7 @@ def representatives(*, session: Session, user_id: int, folder_ids: list[int]) ->
     every = [d for docs in ids.values() for d in docs]
     if not every:
         return {}
-    texts = dict(
-        session.execute(select(Document.id, Document.text).where(Document.id.in_(every))).all()
-    )
+    texts = _texts(session, every)
     if len(every) < 2:
         return {fid: docs[0] for fid, docs in ids.items()}
     try:

@@ -30,10 +30,8 @@ def store_version(
     """Add ``out`` as the user's tree version ``number`` (with its proposals, placements and
     placement model) to the caller's transaction, which the job's compare-and-set commits.
     Documents or folders deleted while the job ran are left out instead of failing the job."""
-    live_docs = set(
-        session.scalars(
-            select(Document.id).where(Document.user_id == user_id, Document.id.in_(out.doc_ids))
-        )
+    live_docs = set(session.scalars(select(Document.id).where(Document.user_id == user_id))) & set(
+        out.doc_ids
     )
     live_folders = set(session.scalars(select(Folder.id).where(Folder.user_id == user_id)))
     version = TreeVersion(
