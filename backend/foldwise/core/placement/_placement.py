@@ -54,6 +54,7 @@ from foldwise.core import _arrays
 from foldwise.core._hierarchy import FolderPath
 from foldwise.core.placement._cross_validated import CV_PARAMS, CrossValidated
 from foldwise.core.placement._levels import Placement, assign_folder_levels
+from foldwise.core.placement._sampled_svm import sampled_one_vs_rest
 
 Matrix: TypeAlias = sp.spmatrix | NDArray[np.floating]
 _T = TypeVar("_T")
@@ -105,6 +106,12 @@ class FolderPlacement(BaseEstimator):
         How far the labeled counts may have moved from those ``cross_validated`` was
         estimated on: the sum of absolute per-folder differences, as a share of its
         labeled documents.
+    max_svm_pairs : int, default=2_000_000
+        Labeled documents times folders above which each folder's SVM trains on its own
+        documents, those of its nearest folders and a weighted sample of the rest
+        (:func:`sampled_one_vs_rest`) instead of on every labeled document: a fit's cost
+        then grows with the documents, not with documents times folders. Below it (every
+        corpus of docs/placement.md) the SVMs are liblinear's one-vs-rest.
     n_jobs : int or None, default=None
         Threads for the cross-validation fits (representation selection, temperature,
         novelty), which are independent of each other; ``None`` is 1. liblinear releases
@@ -158,6 +165,7 @@ class FolderPlacement(BaseEstimator):
         previous_representation: str | None = None,
         cross_validated: CrossValidated | None = None,
         max_label_change: float = 0.1,
+        max_svm_pairs: int = 2_000_000,
         n_jobs: int | None = None,
     ) -> None:
         self.C = C
@@ -172,6 +180,7 @@ class FolderPlacement(BaseEstimator):
         self.previous_representation = previous_representation
         self.cross_validated = cross_validated
         self.max_label_change = max_label_change
+        self.max_svm_pairs = max_svm_pairs
         self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ fitting
@@ -309,6 +318,8 @@ class FolderPlacement(BaseEstimator):
             )
         if not self.max_label_change >= 0:
             raise ValueError(f"max_label_change must be >= 0, got {self.max_label_change!r}")
+        if not isinstance(self.max_svm_pairs, int | np.integer) or self.max_svm_pairs < 0:
+            raise ValueError(f"max_svm_pairs must be an int >= 0, got {self.max_svm_pairs!r}")
         if self.n_jobs is not None and (
             not isinstance(self.n_jobs, int | np.integer) or self.n_jobs == 0
         ):
@@ -438,6 +449,12 @@ class FolderPlacement(BaseEstimator):
         present = np.unique(y)
         if present.size == 1:
             intercept[present] = 1.0
+            return coef, intercept
+        if present.size > 2 and y.size * present.size > self.max_svm_pairs:
+            c, b, _ = sampled_one_vs_rest(
+                F, y, C=self.C, sample_weight=sample_weight, random_state=self.random_state
+            )
+            coef[present], intercept[present] = c, b
             return coef, intercept
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)

@@ -1,0 +1,92 @@
+"""Sampled one-vs-rest SVMs (core/placement/_sampled_svm.py): with every negative they are
+liblinear's one-vs-rest; with sampled ones they place as it does; FolderPlacement switches
+to them above ``max_svm_pairs``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.preprocessing import normalize
+from sklearn.svm import LinearSVC
+
+from foldwise.core import FolderPlacement
+from foldwise.core.placement._sampled_svm import sampled_one_vs_rest
+
+
+def _families(
+    seed: int, families: int = 6, per_family: int = 8, per_class: int = 30
+) -> tuple[sp.csr_matrix, np.ndarray]:
+    """Count rows of classes in families: a class shares its family's words, so the hard
+    negatives of a class are its siblings. Returns (rows L2-normalised, class of each)."""
+    rng = np.random.default_rng(seed)
+    n_classes = families * per_family
+    vocab = 40 + 10 * families + 6 * n_classes
+    rows, y = [], []
+    for c in range(n_classes):
+        family = 40 + 10 * (c // per_family) + np.arange(10)
+        own = 40 + 10 * families + 6 * c + np.arange(6)
+        for _ in range(per_class):
+            counts = np.zeros(vocab)
+            np.add.at(counts, rng.integers(0, 40, 14), 1)  # common words
+            np.add.at(counts, rng.choice(family, 3), 1)
+            np.add.at(counts, rng.choice(own, 1), 1)
+            rows.append(counts)
+            y.append(c)
+    return sp.csr_matrix(normalize(np.log1p(np.array(rows)))), np.array(y)
+
+
+def test_with_every_negative_it_is_liblinears_one_vs_rest() -> None:
+    X, y = _families(0, families=3, per_family=3)
+    coef, intercept, classes = sampled_one_vs_rest(X, y, C=1.0, n_near=8, n_random=10_000)
+    full = LinearSVC(C=1.0, random_state=0).fit(X, y)
+
+    assert classes.tolist() == full.classes_.tolist()
+    # The same binary problems; rows in another order, so equal to liblinear's tolerance.
+    np.testing.assert_allclose(coef, full.coef_, atol=0.05)
+    np.testing.assert_allclose(intercept, full.intercept_, atol=0.05)
+
+
+def test_sampled_negatives_place_as_the_full_model_does() -> None:
+    X, y = _families(1)
+    test_X, test_y = _families(2)
+    full = LinearSVC(C=1.0, random_state=0).fit(X, y)
+    # 15 nearest classes (7 siblings) as hard negatives, 200 of the other ~950 rows.
+    coef, intercept, classes = sampled_one_vs_rest(X, y, C=1.0, n_near=15, n_random=200)
+    D_full = full.decision_function(test_X)
+    D = np.asarray(test_X @ coef.T) + intercept
+
+    full_right = np.mean(full.classes_[D_full.argmax(1)] == test_y)
+    right = np.mean(classes[D.argmax(1)] == test_y)
+    assert right >= full_right - 0.03
+    # Importance weights keep the decision values on the full model's scale.
+    assert abs(D.mean() - D_full.mean()) < 0.05
+    assert np.corrcoef(D.ravel(), D_full.ravel())[0, 1] > 0.98
+
+
+def test_folder_placement_samples_above_max_svm_pairs() -> None:
+    X, y = _families(3)
+    folders = [(f"f{c // 8}", f"c{c}") for c in y]
+    test_X, test_y = _families(4)
+    truth = [(f"f{c // 8}", f"c{c}") for c in test_y]
+    n = X.shape[0]
+    rows = sp.vstack([X, test_X]).tocsr()
+    labels = folders + [None] * test_X.shape[0]
+
+    def placed(max_pairs: int) -> list[tuple[str, ...]]:
+        model = FolderPlacement(max_svm_pairs=max_pairs, representation="plain").fit(rows, labels)
+        return model.predict(rows[n:])
+
+    full, sampled = placed(10**9), placed(0)
+    assert (
+        np.mean([p == t for p, t in zip(sampled, truth, strict=True)])
+        >= np.mean([p == t for p, t in zip(full, truth, strict=True)]) - 0.03
+    )
+    assert np.mean([a == b for a, b in zip(sampled, full, strict=True)]) > 0.9
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, "many"])
+def test_max_svm_pairs_is_checked(bad: object) -> None:
+    X, y = _families(0, families=2, per_family=2, per_class=5)
+    with pytest.raises(ValueError, match="max_svm_pairs"):
+        FolderPlacement(max_svm_pairs=bad).fit(X, [(str(c),) for c in y])  # type: ignore[arg-type]
