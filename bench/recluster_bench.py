@@ -29,6 +29,8 @@ Usage::
     python bench/recluster_bench.py --modes embedded --arrive-later --moves 10
     python bench/recluster_bench.py --modes inprocess --folders 150 --filed 132 --new 1 \
         --min-words 22      # ~20,000 filed documents of ~22 words: scale, not realism
+    python bench/recluster_bench.py --modes inprocess --synthetic 10 10 10 --filed 100 \
+        --new 5             # 100,000 filed in 1,000 generated folders (synthetic_archive.py)
 """
 
 from __future__ import annotations
@@ -114,7 +116,16 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
     if args.n_jobs is not None:
         options["n_jobs"] = args.n_jobs
     rt = app_runtime(cfg, ReclusterSettings(**options))
-    entries, fresh = collection(args.corpus, args.folders, args.filed, args.new, args.min_words)
+    if args.synthetic:
+        from synthetic_archive import collection as generated
+
+        entries, fresh = generated(
+            DEFAULT_CORPUS, tuple(args.synthetic), args.filed, args.new, seed=args.seed
+        )
+        args.folders = len({e[0] for e in entries})
+    else:
+        entries, fresh = collection(args.corpus, args.folders, args.filed, args.new, args.min_words)
+    t_seed = time.perf_counter()
     with rt.sessions() as session:
         user = users.create_user(session=session, name="bench")
         _, secret = users.create_token(session=session, user=user)
@@ -130,6 +141,7 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         session.commit()
         user_id = user.id
         parents = {f.id: (f.parent_id, f.name) for f in session.scalars(select(Folder))}
+    seeding_s = time.perf_counter() - t_seed
 
     def path(fid: int) -> str:
         parent, fname = parents[fid]
@@ -137,7 +149,12 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
 
     if mode == "inprocess":
         try:
-            return {**_in_process(rt, user_id, options, truth, path), "folders": args.folders}
+            return {
+                **_in_process(rt, user_id, options, truth, path),
+                "folders": args.folders,
+                "filed": len(entries),
+                "seeding_s": round(seeding_s, 1),
+            }
         finally:
             rt.close()
     worker: Any = None
@@ -314,6 +331,15 @@ def main() -> None:
         default=50,
         help="words per slice at least (fewer: more, shorter documents from the same pages)",
     )
+    parser.add_argument(
+        "--synthetic",
+        type=int,
+        nargs="+",
+        metavar="BRANCHING",
+        help="a generated archive (bench/synthetic_archive.py) with this branching per "
+        "level instead of python-docs slices; --filed and --new count per leaf",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="of the generated archive")
     parser.add_argument("--method", default="biihac")
     parser.add_argument("--r-max", type=int, default=50)
     parser.add_argument("--r-ni", type=int, default=None, help="default: the service's")
