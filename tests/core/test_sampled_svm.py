@@ -90,3 +90,18 @@ def test_max_svm_pairs_is_checked(bad: object) -> None:
     X, y = _families(0, families=2, per_family=2, per_class=5)
     with pytest.raises(ValueError, match="max_svm_pairs"):
         FolderPlacement(max_svm_pairs=bad).fit(X, [(str(c),) for c in y])  # type: ignore[arg-type]
+
+
+def test_cross_validation_stops_once_enough_documents_are_held_out() -> None:
+    X, y = _families(5)
+    folders = [(f"f{c // 8}", f"c{c}") for c in y]
+    every = FolderPlacement(representation="plain").fit(X, folders)
+    # 1,440 labeled documents: one fold of five holds out 288, so 300 takes two folds.
+    assert FolderPlacement(max_held_out=300)._folds_used(5, y.size) == 2
+    assert every._folds_used(5, y.size) == 5
+    two = FolderPlacement(representation="plain", max_held_out=300).fit(X, folders)
+
+    assert two.held_out_top_.size == 576 < every.held_out_top_.size == y.size
+    # Two folds estimate what five do; the final SVMs are the same.
+    assert two.temperature_ == pytest.approx(every.temperature_, rel=0.25)
+    np.testing.assert_array_equal(two.coef_, every.coef_)

@@ -112,6 +112,12 @@ class FolderPlacement(BaseEstimator):
         (:func:`sampled_one_vs_rest`) instead of on every labeled document: a fit's cost
         then grows with the documents, not with documents times folders. Below it (every
         corpus of docs/placement.md) the SVMs are liblinear's one-vs-rest.
+    max_held_out : int, default=10_000
+        Cross-validation (representation selection, temperature, novelty) stops after
+        the first fold that brings the held-out documents to this many. Each fold is a
+        fit of every folder's SVM, and at 100,000 labeled documents one fold of five holds
+        out 20,000: plenty for a temperature and a calibration. Below it (every corpus of
+        docs/placement.md) every fold runs.
     n_jobs : int or None, default=None
         Threads for the cross-validation fits (representation selection, temperature,
         novelty), which are independent of each other; ``None`` is 1. liblinear releases
@@ -166,6 +172,7 @@ class FolderPlacement(BaseEstimator):
         cross_validated: CrossValidated | None = None,
         max_label_change: float = 0.1,
         max_svm_pairs: int = 2_000_000,
+        max_held_out: int = 10_000,
         n_jobs: int | None = None,
     ) -> None:
         self.C = C
@@ -181,6 +188,7 @@ class FolderPlacement(BaseEstimator):
         self.cross_validated = cross_validated
         self.max_label_change = max_label_change
         self.max_svm_pairs = max_svm_pairs
+        self.max_held_out = max_held_out
         self.n_jobs = n_jobs
 
     # ------------------------------------------------------------------ fitting
@@ -320,10 +328,17 @@ class FolderPlacement(BaseEstimator):
             raise ValueError(f"max_label_change must be >= 0, got {self.max_label_change!r}")
         if not isinstance(self.max_svm_pairs, int | np.integer) or self.max_svm_pairs < 0:
             raise ValueError(f"max_svm_pairs must be an int >= 0, got {self.max_svm_pairs!r}")
+        if not isinstance(self.max_held_out, int | np.integer) or self.max_held_out < 1:
+            raise ValueError(f"max_held_out must be a positive int, got {self.max_held_out!r}")
         if self.n_jobs is not None and (
             not isinstance(self.n_jobs, int | np.integer) or self.n_jobs == 0
         ):
             raise ValueError(f"n_jobs must be None or a non-zero int, got {self.n_jobs!r}")
+
+    def _folds_used(self, n_folds: int, n_labeled: int) -> int:
+        """How many of ``n_folds`` folds hold out ``max_held_out`` documents (all, if fewer)."""
+        per_fold = max(n_labeled / n_folds, 1.0)
+        return int(min(n_folds, np.ceil(self.max_held_out / per_fold)))
 
     def _parallel(self, task: Callable[..., _T], args: Sequence[Any]) -> list[_T]:
         """``[task(a) for a in args]`` (a tuple ``a`` is unpacked), on ``n_jobs`` threads."""
@@ -393,7 +408,8 @@ class FolderPlacement(BaseEstimator):
             D = np.asarray(F[rows[test]] @ coef.T + intercept)
             return np.asarray(D.argmax(axis=1) == y[test])
 
-        tasks = [(r, f) for r in ("latent", "plain") for f in range(self.selection_folds)]
+        used = range(self._folds_used(self.selection_folds, y.size))
+        tasks = [(r, f) for r in ("latent", "plain") for f in used]
         scored = self._parallel(fold_hits, tasks)
         right = {r: np.zeros(y.size, dtype=bool) for r in ("latent", "plain")}
         for (representation, f), hits in zip(tasks, scored, strict=True):
@@ -478,8 +494,8 @@ class FolderPlacement(BaseEstimator):
         for j in np.unique(y):
             members = np.flatnonzero(y == j)
             fold[members] = rng.permutation(members.size) % self.cv
-        held_out = np.zeros((y.size, len(self.folders_)))
         scored = np.zeros(y.size, dtype=bool)
+        parts: list[tuple[NDArray[np.bool_], NDArray[np.float64]]] = []
 
         def fold_decisions(f: int) -> NDArray[np.float64] | None:
             test = fold == f
@@ -491,14 +507,21 @@ class FolderPlacement(BaseEstimator):
             coef, intercept = self._fit_svm(F[train], y[train])
             return np.asarray(F[test] @ coef.T) + intercept
 
-        for f, D_f in enumerate(self._parallel(fold_decisions, list(range(self.cv)))):
+        used = list(range(self._folds_used(self.cv, y.size)))
+        for f, D_f in zip(used, self._parallel(fold_decisions, used), strict=True):
             if D_f is not None:
                 test = fold == f
-                held_out[test] = D_f
-                scored[test] = np.isin(y[test], y[~test])
+                known = np.isin(y[test], y[~test])
+                scored[test] = known
+                parts.append((test, D_f[known]))
         if not scored.any():
             return 1.0
-        D, t = held_out[scored], y[scored]
+        # Rows in document order, as with every fold: (n_scored, n_folders).
+        D = np.zeros((int(scored.sum()), len(self.folders_)))
+        position = np.cumsum(scored) - 1
+        for test, D_known in parts:
+            D[position[test & scored]] = D_known
+        t = y[scored]
         # What the SVMs say of documents of known folders they did not train on: a new
         # document far below that is unlike every folder (``is_novel``).
         self.held_out_top_ = np.sort(D.max(axis=1))
@@ -590,7 +613,8 @@ class FolderPlacement(BaseEstimator):
             D.sort(axis=1)
             return np.column_stack([D[:, -1], D[:, -1] - D[:, -2]]), ~hidden[test]
 
-        done = [r for r in self._parallel(hide_group, list(range(n_groups))) if r is not None]
+        groups = list(range(self._folds_used(n_groups, y.size)))
+        done = [r for r in self._parallel(hide_group, groups) if r is not None]
         feats, known = [r[0] for r in done], [r[1] for r in done]
         if not feats:
             return np.zeros(0)
