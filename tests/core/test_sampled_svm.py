@@ -1,6 +1,6 @@
 """Sampled one-vs-rest SVMs (core/placement/_sampled_svm.py): with every negative they are
 liblinear's one-vs-rest; with sampled ones they place as it does; FolderPlacement switches
-to them above ``max_svm_pairs``."""
+to them above ``max_svm_pairs``, and stops cross-validating at ``max_held_out``."""
 
 from __future__ import annotations
 

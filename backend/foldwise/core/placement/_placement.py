@@ -108,16 +108,17 @@ class FolderPlacement(BaseEstimator):
         labeled documents.
     max_svm_pairs : int, default=2_000_000
         Labeled documents times folders above which each folder's SVM trains on its own
-        documents, those of its nearest folders and a weighted sample of the rest
-        (:func:`sampled_one_vs_rest`) instead of on every labeled document: a fit's cost
-        then grows with the documents, not with documents times folders. Below it (every
-        corpus of docs/placement.md) the SVMs are liblinear's one-vs-rest.
+        documents, the other documents a first pass scores highest for it and a weighted
+        sample of the rest (:func:`sampled_one_vs_rest`) instead of on every labeled
+        document: a fit's cost then grows with the documents, not with documents times
+        folders. Below it (every corpus of docs/placement.md) the SVMs are liblinear's
+        one-vs-rest.
     max_held_out : int, default=10_000
         Cross-validation (representation selection, temperature, novelty) stops after
         the first fold that brings the held-out documents to this many. Each fold is a
         fit of every folder's SVM, and at 100,000 labeled documents one fold of five holds
-        out 20,000: plenty for a temperature and a calibration. Below it (every corpus of
-        docs/placement.md) every fold runs.
+        out 20,000: plenty for a temperature and a calibration. Up to 12,500 labeled
+        documents (every corpus of docs/placement.md) every fold runs.
     n_jobs : int or None, default=None
         Threads for the cross-validation fits (representation selection, temperature,
         novelty), which are independent of each other; ``None`` is 1. liblinear releases
