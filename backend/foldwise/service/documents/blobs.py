@@ -19,7 +19,7 @@ def content_hash(data: bytes) -> str:
 
 #: Files :meth:`BlobStore.put_many` holds open at once. A batch is the new files of a whole
 #: archive (up to ``max_archive_entries``, 20,000), and a process may open 1,024 files by
-#: default: with one descriptor per file an import of 2,000 new files failed with EMFILE.
+#: default: with one descriptor per file, an archive of more new files failed with EMFILE.
 MAX_OPEN_FILES = 256
 
 #: Per blob root: whether it holds blobs of the two-level layout (``BlobStore._has_legacy``).
