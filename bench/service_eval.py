@@ -237,7 +237,6 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
     def svm_right(pred: dict[int, str], d: int) -> bool:
         return pred[d] == "/".join(truth[d])
 
-    before_targets = _targets(before)
     confident = [
         right(before, d)
         for d in known
@@ -257,6 +256,8 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
     def relative(new: float, old: float) -> float | None:
         return (new - old) / old if old else None
 
+    known_in = _in_proposals(before, known, corpus, text_of)
+    known_in_after = _in_proposals(after, rest, corpus, text_of)
     proposals_before = {f["id"]: f["name"] for f in after["folders"] if f["kind"] == "proposed"}
     proposals_control = {f["id"]: f["name"] for f in control["folders"] if f["kind"] == "proposed"}
     out.update(
@@ -275,13 +276,13 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             "svm_misplaced_before": svm_mis_before,
             "svm_misplaced_after": svm_mis_after,
             "svm_misplaced_change": relative(svm_mis_after, svm_mis_before),
-            "known_in_proposals": sum(isinstance(before_targets.get(d), str) for d in known),
+            "known_in_proposals": len(known_in),
             # Which ones, and the proposal each is in (JSON only): what a change should fix.
-            "known_in_proposals_paths": _in_proposals(before, known, corpus, text_of),
+            "known_in_proposals_paths": known_in,
             # After feedback, among the documents not corrected: a rise in misplacement
             # that comes from new false proposals shows here.
-            "known_in_proposals_after": sum(isinstance(_targets(after).get(d), str) for d in rest),
-            "known_in_proposals_after_paths": _in_proposals(after, rest, corpus, text_of),
+            "known_in_proposals_after": len(known_in_after),
+            "known_in_proposals_after_paths": known_in_after,
             "calibration_n": len(confident),
             "calibration": share(confident),
             "questions_asked": asked,

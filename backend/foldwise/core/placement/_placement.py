@@ -471,16 +471,15 @@ class FolderPlacement(BaseEstimator):
             c, b, _ = sampled_one_vs_rest(
                 F, y, C=self.C, sample_weight=sample_weight, random_state=self.random_state
             )
-            coef[present], intercept[present] = c, b
-            return coef, intercept
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            svm = LinearSVC(C=self.C, random_state=self.random_state).fit(
-                F, y, sample_weight=sample_weight
-            )
-        c, b = svm.coef_, svm.intercept_
-        if present.size == 2:  # sklearn keeps one binary decision; expand it to one per class
-            c, b = np.vstack([-c[0], c[0]]), np.array([-b[0], b[0]])
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                svm = LinearSVC(C=self.C, random_state=self.random_state).fit(
+                    F, y, sample_weight=sample_weight
+                )
+            c, b = svm.coef_, svm.intercept_
+            if present.size == 2:  # sklearn keeps one binary decision; one per class here
+                c, b = np.vstack([-c[0], c[0]]), np.array([-b[0], b[0]])
         coef[present], intercept[present] = c, b
         return coef, intercept
 

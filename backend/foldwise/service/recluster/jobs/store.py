@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from foldwise import core
+from foldwise.service.db import in_chunks
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster import core_adapter, instant
@@ -30,9 +31,13 @@ def store_version(
     """Add ``out`` as the user's tree version ``number`` (with its proposals, placements and
     placement model) to the caller's transaction, which the job's compare-and-set commits.
     Documents or folders deleted while the job ran are left out instead of failing the job."""
-    live_docs = set(session.scalars(select(Document.id).where(Document.user_id == user_id))) & set(
-        out.doc_ids
-    )
+    live_docs = {
+        d
+        for chunk in in_chunks(out.doc_ids)
+        for d in session.scalars(
+            select(Document.id).where(Document.user_id == user_id, Document.id.in_(chunk))
+        )
+    }
     live_folders = set(session.scalars(select(Folder.id).where(Folder.user_id == user_id)))
     version = TreeVersion(
         user_id=user_id,
