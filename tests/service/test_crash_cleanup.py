@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -152,16 +153,23 @@ def test_kill_9_during_an_import_then_restart_leaves_no_orphan(
     listed = client.get("/api/documents", headers=alice).json()
     assert listed["total"] == 0  # the import is one transaction: nothing committed
 
-    # A restart: the worker (like serve) reclaims at start-up; stop it once it runs.
+    # A restart: the worker (like serve) reclaims at start-up, then says it is on. It is
+    # stopped only once it has said so: stopped as soon as the files were gone, it was
+    # interrupted between the removal and its message (which the test then missed).
     worker = _cli(settings, "worker")
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and _stored_files(blobs):
+    said: list[str] = []
+    reader = threading.Thread(target=lambda: said.extend(worker.stderr), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not any("worker on" in line for line in said):
         time.sleep(0.1)
     worker.send_signal(signal.SIGINT)
     try:
-        _, stderr = worker.communicate(timeout=30)
+        worker.wait(timeout=30)
     except subprocess.TimeoutExpired:
         worker.kill()
-        _, stderr = worker.communicate()
+        worker.wait()
+    reader.join(timeout=10)
+    stderr = "".join(said)
     assert _stored_files(blobs) == set(), stderr
     assert "never committed" in stderr
