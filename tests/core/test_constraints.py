@@ -99,3 +99,23 @@ def test_closed_form_matches_brute_force_on_consistent_clusters():
         if any(_brute_violations(paths, b[:k], b[k:]) for k in range(1, 3)):
             continue
         assert fc.merge_violations(a, b) == _brute_violations(paths, a, b)
+
+
+def test_summary_violations_against_many_equal_the_one_at_a_time_form():
+    """``summary_violations_many`` (biHAC's search for an admissible partner) is the scalar
+    closed form for every candidate, on random folder nodes and counts of a deeper tree."""
+    rng = np.random.default_rng(1)
+    folders = [("a",), ("a", "b"), ("a", "b", "g"), ("a", "c"), ("a", "c", "d"), ("e",), ("e", "f")]
+    paths = [folders[k] for k in rng.integers(0, len(folders), 60)]
+    fc = FolderConstraints.from_labels(paths)
+    nodes = np.arange(fc.folder_parent.size)
+    for _ in range(100):
+        n_a, lca_a = int(rng.integers(0, 5)), int(rng.choice(nodes))
+        n_b, lca_b = rng.integers(0, 5, 40), rng.choice(nodes, 40)
+        many = fc.summary_violations_many(n_a, lca_a, n_b, lca_b)
+        one = [
+            fc.summary_violations(n_a, lca_a, int(n), int(f))
+            for n, f in zip(n_b, lca_b, strict=True)
+        ]
+        assert many.tolist() == one
+    assert (fc.summary_violations_many(2, 3, n_b, lca_b) > 0).any()  # not all trivially 0

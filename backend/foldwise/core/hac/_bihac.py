@@ -74,11 +74,24 @@ class _ClusterState:
             count += self.folders.summary_violations(
                 int(self.nlab[a]), int(self.lca[a]), int(self.nlab[b]), int(self.lca[b])
             )
-        if self.triples is not None:
-            lx, ly, lz = (self.label[self.triples[:, c]] for c in range(3))
-            across = ((lx == a) & (lz == b)) | ((lx == b) & (lz == a))
-            count += int((across & (ly != a) & (ly != b)).sum())
-        return count
+        return count + self.triple_violations(a, b)
+
+    def folder_violations(self, c: int, others: NDArray[np.intp]) -> NDArray[np.int64]:
+        """Implied triples merging ``c`` with each of the clusters ``others`` would violate,
+        shape (len(others),)."""
+        if self.folders is None:
+            return np.zeros(others.size, dtype=np.int64)
+        return self.folders.summary_violations_many(
+            int(self.nlab[c]), int(self.lca[c]), self.nlab[others], self.lca[others]
+        )
+
+    def triple_violations(self, a: int, b: int) -> int:
+        """Explicit triples merging ``a`` and ``b`` would violate."""
+        if self.triples is None:
+            return 0
+        lx, ly, lz = (self.label[self.triples[:, c]] for c in range(3))
+        across = ((lx == a) & (lz == b)) | ((lx == b) & (lz == a))
+        return int((across & (ly != a) & (ly != b)).sum())
 
     def merge(self, a: int, b: int, new: int, violated: bool) -> None:
         merged = self.members.pop(a) + self.members.pop(b)
@@ -108,10 +121,22 @@ def _closest_admissible(state: _ClusterState, U: sp.csr_matrix, c: int, exclude:
         sim = total / (size * len(members))
     sim[size == 0] = -np.inf
     sim[[c, exclude]] = -np.inf
-    for k in np.argsort(-sim, kind="stable"):
-        if not np.isfinite(sim[k]):
-            return None
-        if state.violations(c, int(k)) == 0:
+    # The most similar cluster is most often admissible: a full sort of the 2n candidates
+    # for each violation was a fifth of a run at a thousand folders.
+    best = int(np.argmax(sim))
+    if not np.isfinite(sim[best]):
+        return None
+    if state.violations(c, best) == 0:
+        return best
+    # Else the folders' constraints of every candidate at once, then explicit triples in
+    # order of similarity: the same answer as testing each candidate in that order.
+    candidates = np.flatnonzero(np.isfinite(sim))  # current clusters, ascending
+    candidates = candidates[state.folder_violations(c, candidates) == 0]
+    if state.triples is None:
+        # argmax takes the first of equals, as the stable order did.
+        return int(candidates[np.argmax(sim[candidates])]) if candidates.size else None
+    for k in candidates[np.argsort(-sim[candidates], kind="stable")]:
+        if state.triple_violations(c, int(k)) == 0:
             return int(k)
     return None
 
