@@ -12,10 +12,10 @@ from synthetic_topics import topic_corpus
 from foldwise.core import neighbourhood_novelty, neighbourhood_p_values
 
 
-def _split(seed: int, hidden: tuple[str, ...], filed_share: float):
+def _split(seed: int, hidden: tuple[str, ...], filed_share: float, per_folder: int = 20):
     """Filed and new rows of the synthetic corpus: ``hidden`` has no filed document, every
     other folder ``filed_share`` of its documents filed."""
-    X, _, truth = topic_corpus(seed=seed, per_folder=20)
+    X, _, truth = topic_corpus(seed=seed, per_folder=per_folder)
     rng = np.random.default_rng(seed)
     filed, new = [], []
     for i, t in enumerate(truth):
@@ -47,6 +47,22 @@ def test_the_yardstick_is_the_share_of_new_documents():
     filed, new, is_hidden = _split(1, ("music",), filed_share=0.15)
     novel = neighbourhood_novelty(new, filed)
     assert novel[~is_hidden].mean() <= 0.05
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_sample_of_a_large_archive_still_separates_the_unfiled_topic(seed):
+    """Many filed documents per new one (an archive): neighbours looked for among a quarter
+    of the filed documents (``max_filed``) still find the hidden topic and only it."""
+    filed, new, is_hidden = _split(seed, ("music",), filed_share=0.95, per_folder=100)
+    quarter = filed.shape[0] // 4
+    sampled = neighbourhood_p_values(new, filed, max_filed=quarter)
+    assert (sampled[is_hidden] <= 0.02).mean() >= 0.8
+    assert (sampled[~is_hidden] <= 0.02).mean() <= 0.05
+    everything = neighbourhood_p_values(new, filed, max_filed=None)
+    assert not np.array_equal(sampled, everything)  # the sample was taken
+    # At or under the cap nothing is sampled: the same draws as without one.
+    at_cap = neighbourhood_p_values(new, filed, max_filed=filed.shape[0])
+    np.testing.assert_array_equal(at_cap, everything)
 
 
 def test_p_values_match_a_brute_force_count_and_the_test_is_p_below_alpha():
@@ -86,7 +102,9 @@ def test_dense_and_unnormalised_rows_give_the_same_answer():
     np.testing.assert_array_equal(sparse, dense)
 
 
-@pytest.mark.parametrize("kwargs", [{"alpha": 0.0}, {"alpha": 1.0}, {"k": 0}, {"k": 2.5}], ids=str)
+@pytest.mark.parametrize(
+    "kwargs", [{"alpha": 0.0}, {"alpha": 1.0}, {"k": 0}, {"k": 2.5}, {"max_filed": 0}], ids=str
+)
 def test_bad_parameters_are_refused(kwargs):
     X, _, _ = topic_corpus(seed=0)
     with pytest.raises(ValueError):
