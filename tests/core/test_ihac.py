@@ -16,6 +16,7 @@ from foldwise.core import (
     ihac_linkage,
 )
 from foldwise.core.constraints._constraints import triple_holds
+from foldwise.core.hac._ihac import unit_rows
 
 
 def _random_docs(rng, n, f=40):
@@ -149,3 +150,23 @@ def test_non_finite_distances_are_refused():
     D[2, 1] = np.nan
     with pytest.raises(ValueError, match="finite"):
         ihac_from_distances(D)
+
+
+@pytest.mark.parametrize("block_rows", [1, 7, 1024])
+def test_sparse_cosine_distances_equal_scipys_for_any_block_size(block_rows):
+    """Oracle: scipy's cosine distances; the sparse path fills the lower triangle from the
+    upper one block by block, which must give a symmetric matrix with every entry set."""
+    rng = np.random.default_rng(4)
+    X = _random_docs(rng, 30)
+    D = cosine_distances(X, dtype=np.float64, block_rows=block_rows)
+    dense = X.toarray()
+    used = dense.any(axis=1)
+    reference = squareform(pdist(dense[used], metric="cosine"))
+    np.testing.assert_allclose(D[np.ix_(used, used)], reference, atol=1e-6)  # float32 rows
+    np.testing.assert_array_equal(D, D.T)
+    assert np.all(np.diag(D) == 0)
+    # The same bits as one full sparse product (what it computed before the mirroring).
+    U = sp.csr_matrix(unit_rows(X, np.ones(X.shape[1])))
+    full = np.clip(1.0 - (U @ U.T).toarray().astype(np.float64), 0.0, 2.0)
+    np.fill_diagonal(full, 0.0)
+    np.testing.assert_array_equal(D, full)

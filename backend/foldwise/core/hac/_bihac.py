@@ -222,17 +222,14 @@ def _one_run(
         a, b = int(Z[k, 0]), int(Z[k, 1])
         violated = state.violations(a, b) > 0
         if violated and not state.dirty[a] and not state.dirty[b]:
+            # Each side is x of one step and z of the other: its centroid is summed once.
+            sides = {c: _centroid(X, state.members[c]) for c in (a, b)}
             for c, other in ((a, b), (b, a)):
                 partner = _closest_admissible(state, U, c, other)
                 if partner is None:
                     continue
-                adapted = adapt_weights(
-                    adapted,
-                    _centroid(X, state.members[c]),
-                    _centroid(X, state.members[partner]),
-                    _centroid(X, state.members[other]),
-                    eta,
-                )
+                cy = _centroid(X, state.members[partner])
+                adapted = adapt_weights(adapted, sides[c], cy, sides[other], eta)
                 n_adapt += 1
         state.merge(a, b, n + k, violated)
     return Z, adapted, n_adapt
