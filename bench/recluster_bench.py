@@ -12,7 +12,9 @@ from ``POST /api/recluster`` to the job being ``done`` (polled at 20 Hz), in two
   with other work the CPU seconds vary much less than the wall clock.
 
 Also reported: the job's phase timings, the documents the recluster saw (exemplars + new), and
-the share of new documents placed in their own folder (chance: 1 %).
+the share of new documents placed in their own folder (chance: 1 %), the peak resident memory
+of the bench process (``peak_rss_mb``) and, in the Redis mode, of the worker process alone
+(``worker_peak_rss_mb``).
 
 In the embedded and Redis modes two more reclusters follow, as a person lives with the
 service (docs/recluster.md, "Kept cross-validation"): with ``--arrive-later`` the first
@@ -261,6 +263,10 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         "after_moves": after,
         # The whole bench process (seeding, API, worker thread): a bound from above.
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        # Redis mode: the separate worker process alone (the largest child waited for).
+        "worker_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+        if process is not None
+        else None,
     }
 
 
