@@ -207,6 +207,18 @@ def _critique_inputs(
     return moved, answers, not_in
 
 
+def exemplar_counts(n_folders: int, options: ReclusterSettings) -> tuple[int, int]:
+    """Exemplars per folder (nearest the centroid, at random): the settings' counts, or
+    fewer, at least 2 in the same proportion, once ``n_folders`` of them would exceed
+    ``options.max_exemplars``."""
+    per_folder = options.exemplars_nearest + options.exemplars_random
+    if n_folders * per_folder <= options.max_exemplars:
+        return options.exemplars_nearest, options.exemplars_random
+    total = max(2, options.max_exemplars // n_folders)
+    nearest = min(total, max(1, round(total * options.exemplars_nearest / per_folder)))
+    return nearest, total - nearest
+
+
 def load_inputs(
     *, session: Session, user_id: int, options: ReclusterSettings, seed: int
 ) -> ReclusterInput:
@@ -216,8 +228,9 @@ def load_inputs(
     :func:`stable_order`) train the placement model: in a real archive folders hold many
     filed documents, and a classifier on all of them is the bar to beat. The first
     ``CENTROID_SAMPLE`` of them define the centroid; the ``exemplars_nearest`` nearest to it
-    plus ``exemplars_random`` others join the dendrogram (docs/architecture.md sec. 5), so
-    its n grows with new documents and folders, not with the archive. Documents named by explicit
+    plus ``exemplars_random`` others join the dendrogram (docs/architecture.md sec. 5;
+    fewer with many folders, :func:`exemplar_counts`), so its n grows with new documents
+    and folders, not with the archive. Documents named by explicit
     triples always join, so that every triple applies. ``seed`` must depend on the input
     only (the user), so that an unchanged input gives an unchanged tree.
     """
@@ -290,6 +303,7 @@ def load_inputs(
 
     chosen: list[int] = []
     centroid_rows: dict[int, list[int]] = {}
+    n_nearest, n_random = exemplar_counts(len(train), options)
     for f, ids in train.items():
         centroid_rows[f] = [row_of[d] for d in ids if d in row_of]
         rows_f = sorted(row_of[d] for d in sample[f] if d in row_of)
@@ -298,9 +312,8 @@ def load_inputs(
         centroid = np.asarray(X_all[rows_f].mean(axis=0)).ravel()
         sims = X_all[rows_f] @ centroid
         order = [rows_f[i] for i in np.argsort(-sims, kind="stable")]
-        near = order[: options.exemplars_nearest]
-        rest = order[options.exemplars_nearest :]
-        chosen += near + rng.sample(rest, min(len(rest), options.exemplars_random))
+        near, rest = order[:n_nearest], order[n_nearest:]
+        chosen += near + rng.sample(rest, min(len(rest), n_random))
     labeled_rows = sorted(
         set(chosen) | {row_of[d] for d in named if d in row_of and d in folder_of_doc}
     )

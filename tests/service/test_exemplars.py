@@ -1,0 +1,66 @@
+"""Exemplars per folder in the dendrogram: the settings' 6 + 2, fewer once folders are many
+(``ReclusterSettings.max_exemplars``), so that biHAC's cost stops growing with folders."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from foldwise.service.composition import app_runtime
+from foldwise.service.config import Settings
+from foldwise.service.imports.archive import Entry, Listing
+from foldwise.service.imports.service import import_listing
+from foldwise.service.recluster import core_adapter
+from foldwise.service.users import service as users
+
+from .recluster_support import fast_options
+
+
+@pytest.mark.parametrize(
+    ("folders", "expected"),
+    [(10, (6, 2)), (1000, (6, 2)), (1001, (5, 2)), (2000, (3, 1)), (3000, (2, 0)), (10**6, (2, 0))],
+)
+def test_exemplar_counts_shrink_past_the_budget(folders, expected):
+    counts = core_adapter.exemplar_counts(folders, fast_options())
+    assert counts == expected
+    assert folders * sum(counts) <= max(8000, 2 * folders)
+
+
+def test_a_recluster_takes_fewer_exemplars_of_each_folder_when_folders_are_many(
+    sqlite_settings: Settings,
+) -> None:
+    rng = random.Random(0)
+    words = [
+        "soil",
+        "seed",
+        "compost",
+        "tomato",
+        "invoice",
+        "receipt",
+        "refund",
+        "flight",
+        "hotel",
+        "passport",
+    ]
+    entries = [
+        Entry((f"f{folder}",), f"{folder}-{i}.txt", " ".join(rng.choices(words, k=30)).encode())
+        for folder in range(4)
+        for i in range(12)
+    ]
+    # 4 folders x 8 would be 32 exemplars; at most 12: 3 each, 2 nearest and 1 at random.
+    rt = app_runtime(sqlite_settings, fast_options(max_exemplars=12))
+    try:
+        with rt.sessions() as session:
+            user = users.create_user(session=session, name="alice")
+            import_listing(session=session, user=user, listing=Listing(entries=entries))
+            session.commit()
+            inputs = core_adapter.load_inputs(
+                session=session, user_id=user.id, options=rt.options, seed=user.id
+            )
+    finally:
+        rt.close()
+    per_folder = Counter(f for f in inputs.folder_of if f is not None)
+    assert sorted(per_folder.values()) == [3, 3, 3, 3]
+    assert inputs.stats["placement_training"] == len(entries)  # the classifier sees them all
