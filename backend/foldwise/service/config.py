@@ -37,9 +37,9 @@ class ReclusterSettings(BaseSettings):
     #: Exemplars of all folders together, at most: beyond this many over the per-folder count
     #: (1,000 folders at 6 + 2) every folder has fewer, at least 2, so that the dendrogram
     #: (these and up to ``max_unfiled`` new documents; biHAC's time and its n x n distances
-    #: grow with the square) stays bounded however many folders there are. 4,000 made a
-    #: later recluster of 100,000 documents in 1,000 folders faster and python-docs' served
-    #: placement a point worse at 4 per folder (docs/recluster.md, "100,000 documents").
+    #: grow with the square) stays bounded however many folders there are. Fewer exemplars
+    #: cost placement quality: at 4 per folder python-docs' served placement fell by a point
+    #: (docs/recluster.md, "100,000 documents").
     max_exemplars: int = Field(default=8000, ge=2)
     #: Filed documents per folder that train the placement model (a fixed sample of larger
     #: folders): with many filed documents per folder a classifier on all of them is the bar.
