@@ -28,6 +28,11 @@ def test_exemplar_counts_shrink_past_the_budget(folders, expected):
     assert folders * sum(counts) <= max(8000, 2 * folders)
 
 
+def test_exemplar_counts_never_exceed_the_settings():
+    options = fast_options(exemplars_nearest=1, exemplars_random=0, max_exemplars=10)
+    assert core_adapter.exemplar_counts(50, options) == (1, 0)
+
+
 def test_a_recluster_takes_fewer_exemplars_of_each_folder_when_folders_are_many(
     sqlite_settings: Settings,
 ) -> None:

@@ -214,7 +214,7 @@ def exemplar_counts(n_folders: int, options: ReclusterSettings) -> tuple[int, in
     per_folder = options.exemplars_nearest + options.exemplars_random
     if n_folders * per_folder <= options.max_exemplars:
         return options.exemplars_nearest, options.exemplars_random
-    total = max(2, options.max_exemplars // n_folders)
+    total = min(per_folder, max(2, options.max_exemplars // n_folders))
     nearest = min(total, max(1, round(total * options.exemplars_nearest / per_folder)))
     return nearest, total - nearest
 
