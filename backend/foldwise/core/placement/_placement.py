@@ -461,12 +461,11 @@ class FolderPlacement(BaseEstimator):
         sample_weight: NDArray[np.float64] | None = None,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         k = len(self.folders_)
-        coef = np.zeros((k, F.shape[1]))
         intercept = np.full(k, -1.0)
         present = np.unique(y)
         if present.size == 1:
             intercept[present] = 1.0
-            return coef, intercept
+            return np.zeros((k, F.shape[1])), intercept
         if present.size > 2 and y.size * present.size > self.max_svm_pairs:
             c, b, _ = sampled_one_vs_rest(
                 F, y, C=self.C, sample_weight=sample_weight, random_state=self.random_state
@@ -480,7 +479,13 @@ class FolderPlacement(BaseEstimator):
             c, b = svm.coef_, svm.intercept_
             if present.size == 2:  # sklearn keeps one binary decision; one per class here
                 c, b = np.vstack([-c[0], c[0]]), np.array([-b[0], b[0]])
-        coef[present], intercept[present] = c, b
+        intercept[present] = b
+        if present.size == k:  # every folder: the fitted rows are the coefficients
+            return np.ascontiguousarray(c, dtype=np.float64), intercept
+        # Allocated only now: at 1,000 folders and 20,000 terms a coefficient array is
+        # 160 MB, and cross-validation fits two folds at once (docs/recluster.md).
+        coef = np.zeros((k, F.shape[1]))
+        coef[present] = c
         return coef, intercept
 
     def _fit_temperature(self, F: sp.csr_matrix, y: NDArray[np.intp]) -> float:
