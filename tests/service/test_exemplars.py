@@ -3,19 +3,15 @@
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 
 import pytest
 
 from foldwise.service.composition import app_runtime
 from foldwise.service.config import Settings
-from foldwise.service.imports.archive import Entry, Listing
-from foldwise.service.imports.service import import_listing
 from foldwise.service.recluster import core_adapter
-from foldwise.service.users import service as users
 
-from .recluster_support import fast_options
+from .recluster_support import fast_options, seed_user
 
 
 @pytest.mark.parametrize(
@@ -36,36 +32,22 @@ def test_exemplar_counts_never_exceed_the_settings():
 def test_a_recluster_takes_fewer_exemplars_of_each_folder_when_folders_are_many(
     sqlite_settings: Settings,
 ) -> None:
-    rng = random.Random(0)
-    words = [
-        "soil",
-        "seed",
-        "compost",
-        "tomato",
-        "invoice",
-        "receipt",
-        "refund",
-        "flight",
-        "hotel",
-        "passport",
-    ]
-    entries = [
-        Entry((f"f{folder}",), f"{folder}-{i}.txt", " ".join(rng.choices(words, k=30)).encode())
-        for folder in range(4)
-        for i in range(12)
+    folders = [
+        "python-howtos",
+        "the-python-tutorial",
+        "what-s-new-in-python",
+        "the-python-standard-library/data-types",
     ]
     # 4 folders x 8 would be 32 exemplars; at most 12: 3 each, 2 nearest and 1 at random.
     rt = app_runtime(sqlite_settings, fast_options(max_exemplars=12))
     try:
+        alice = seed_user(rt, "alice", filed=dict.fromkeys(folders, 12), new={})
         with rt.sessions() as session:
-            user = users.create_user(session=session, name="alice")
-            import_listing(session=session, user=user, listing=Listing(entries=entries))
-            session.commit()
             inputs = core_adapter.load_inputs(
-                session=session, user_id=user.id, options=rt.options, seed=user.id
+                session=session, user_id=alice["user_id"], options=rt.options, seed=0
             )
     finally:
         rt.close()
     per_folder = Counter(f for f in inputs.folder_of if f is not None)
     assert sorted(per_folder.values()) == [3, 3, 3, 3]
-    assert inputs.stats["placement_training"] == len(entries)  # the classifier sees them all
+    assert inputs.stats["placement_training"] == 48  # the classifier sees them all
