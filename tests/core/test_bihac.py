@@ -132,7 +132,7 @@ def test_the_partner_search_is_the_first_admissible_cluster_by_similarity(with_t
     """Oracle for ``_closest_admissible``: every current cluster tested one at a time in order
     of similarity (stable), the first without violations, replayed along a real linkage."""
     from foldwise.core.constraints import Constraints
-    from foldwise.core.hac._bihac import _closest_admissible, _ClusterState
+    from foldwise.core.hac._bihac import _closest_admissible, _ClusterState, _PartnerSearch
     from foldwise.core.hac._ihac import distances_of_unit_rows, ihac_from_distances
 
     rng = np.random.default_rng(3)
@@ -145,6 +145,7 @@ def test_the_partner_search_is_the_first_admissible_cluster_by_similarity(with_t
     U = sp.csr_matrix(X.multiply(1 / np.sqrt(X.multiply(X).sum(axis=1))))
     Z, _ = ihac_from_distances(distances_of_unit_rows(U))
     state = _ClusterState(n, constraints)
+    search = _PartnerSearch(U, state)
 
     def similarity(c, k):  # average cosine (000 sec. 3)
         return float((U[state.members[c]] @ U[state.members[k]].T).toarray().mean())
@@ -161,7 +162,7 @@ def test_the_partner_search_is_the_first_admissible_cluster_by_similarity(with_t
         a, b = int(Z[step, 0]), int(Z[step, 1])
         if state.violations(a, b):
             for c, other in ((a, b), (b, a)):
-                got = _closest_admissible(state, U, c, other)
+                got = _closest_admissible(state, U, search, c, other)
                 assert got == reference(c, other)
                 checked += 1
                 best = max(

@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from foldwise.core._hierarchy import FolderPath, Hierarchy
 from foldwise.core.constraints._constraints import Constraints, TripleSet
+from foldwise.core.hac._bihac_kernel import cluster_similarities, most_similar
 from foldwise.core.hac._ihac import distances_of_unit_rows, ihac_from_distances, unit_rows
 from foldwise.core.measures._h_correlation import h_correlation
 
@@ -105,36 +106,53 @@ class _ClusterState:
             self.lca[new] = self.lca[a] if self.nlab[a] else self.lca[b]
 
 
-def _closest_admissible(state: _ClusterState, U: sp.csr_matrix, c: int, exclude: int) -> int | None:
+class _PartnerSearch:
+    """The unit rows of one run in CSC, for :func:`_closest_admissible`, with its scratch
+    arrays and the folder arrays of the compiled admissibility test."""
+
+    def __init__(self, U: sp.csr_matrix, state: _ClusterState) -> None:
+        UT = sp.csc_matrix(U)  # row indices ascending in each column
+        self.col_ptr, self.col_docs, self.col_data = UT.indptr, UT.indices, UT.data
+        self.dtype = U.dtype
+        n = state.n
+        self.sim = np.empty(2 * n)
+        self.per_doc = np.empty(n, dtype=U.dtype)
+        self.total = np.empty(2 * n)
+        self.size = np.empty(2 * n, dtype=np.int64)
+        folders = state.folders
+        if folders is None:  # nlab is all zero: the arrays are never read
+            empty = np.zeros(1, np.int32)
+            self.folder_arrays = (np.full(1, -1, np.int32), empty, empty)
+        else:
+            self.folder_arrays = (folders.folder_parent, folders.folder_depth, folders.folder_total)
+
+
+def _closest_admissible(
+    state: _ClusterState, U: sp.csr_matrix, search: _PartnerSearch, c: int, exclude: int
+) -> int | None:
     """The current cluster most similar to ``c`` (average cosine) that ``c`` may merge with.
 
-    Average cosine between clusters is s_c . s_k / (|c| |k|), s the sum of unit rows, so one
-    sparse product with the documents and a bincount give every cluster's similarity.
+    Average cosine between clusters is s_c . s_k / (|c| |k|), s the sum of unit rows; the
+    compiled kernels give every cluster's similarity from the columns of s_c's terms, and
+    the most similar cluster overall and among those the folders admit, in one pass each.
     """
     members = state.members[c]
-    # In U's dtype: a float64 vector would make scipy copy U's data on every product.
-    s_c = _row_sum(U, members).astype(U.dtype)
-    per_doc = U @ s_c
-    total = np.bincount(state.label, weights=per_doc, minlength=2 * state.n)
-    size = np.bincount(state.label, minlength=2 * state.n)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        sim = total / (size * len(members))
-    sim[size == 0] = -np.inf
+    s_c = _row_sum(U, members).astype(search.dtype)
+    sim = search.sim
+    cluster_similarities(
+        search.col_ptr, search.col_docs, search.col_data, s_c, np.flatnonzero(s_c),
+        state.label, len(members), sim, search.per_doc, search.total, search.size,
+    )  # fmt: skip
     sim[[c, exclude]] = -np.inf
-    # The most similar cluster is most often admissible: a full sort of the 2n candidates
-    # for each violation was a fifth of a run at a thousand folders.
-    best = int(np.argmax(sim))
-    if not np.isfinite(sim[best]):
+    best, admissible = most_similar(sim, c, state.nlab, state.lca, *search.folder_arrays)
+    if best < 0 or admissible < 0:
         return None
-    if state.violations(c, best) == 0:
-        return best
-    # Else the folders' constraints of every candidate at once, then explicit triples in
-    # order of similarity: the same answer as testing each candidate in that order.
-    candidates = np.flatnonzero(np.isfinite(sim))  # current clusters, ascending
+    if state.triples is None or (admissible == best and state.triple_violations(c, best) == 0):
+        return admissible
+    # Explicit triples one candidate at a time, in order of similarity (lowest id first
+    # among equals): candidates the folders admit.
+    candidates = np.flatnonzero(np.isfinite(sim))
     candidates = candidates[state.folder_violations(c, candidates) == 0]
-    if state.triples is None:
-        # argmax takes the first of equals, as the stable order did.
-        return int(candidates[np.argmax(sim[candidates])]) if candidates.size else None
     for k in candidates[np.argsort(-sim[candidates], kind="stable")]:
         if state.triple_violations(c, int(k)) == 0:
             return int(k)
@@ -216,6 +234,7 @@ def _one_run(
     U = sp.csr_matrix(unit_rows(X, w))
     Z, _ = ihac_from_distances(distances_of_unit_rows(U))
     state = _ClusterState(n, constraints)
+    search = _PartnerSearch(U, state)
     adapted = w.copy()
     n_adapt = 0
     for k in range(n - 1):
@@ -225,7 +244,7 @@ def _one_run(
             # Each side is x of one step and z of the other: its centroid is summed once.
             sides = {c: _centroid(X, state.members[c]) for c in (a, b)}
             for c, other in ((a, b), (b, a)):
-                partner = _closest_admissible(state, U, c, other)
+                partner = _closest_admissible(state, U, search, c, other)
                 if partner is None:
                     continue
                 cy = _centroid(X, state.members[partner])

@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from foldwise.core._hierarchy import FolderPath
 from foldwise.core.constraints._constraints import Constraints, TripleSet
+from foldwise.core.hac._cosine_kernel import fill_cosine_distances
 from foldwise.core.hac._ihac_kernel import ihac_kernel
 
 ProgressCallback = Callable[[int, int], None]
@@ -56,10 +57,11 @@ def cosine_distances(
     dtype: type = np.float32,
     block_rows: int = 1024,
 ) -> NDArray[np.floating]:
-    """Square cosine distance matrix of shape (n, n), built block by block in place.
+    """Square cosine distance matrix of shape (n, n), built in place.
 
-    Building by row blocks keeps the peak near one n x n matrix; a single sparse product
-    would first materialise a sparse n x n result several times larger.
+    Building row by row (sparse rows) or by blocks of ``block_rows`` (dense rows) keeps the
+    peak near one n x n matrix; a single sparse product would first materialise a sparse
+    n x n result several times larger.
     """
     return distances_of_unit_rows(unit_rows(X, weights), dtype=dtype, block_rows=block_rows)
 
@@ -75,20 +77,18 @@ def distances_of_unit_rows(
     n = U.shape[0]
     D = np.empty((n, n), dtype=dtype)
     if sp.issparse(U):
-        # Sparse products only right of the diagonal, mirrored below it: a quarter less
-        # time at 13,000 documents, and the same bits (each similarity sums the shared
-        # terms in the same order either way round).
         U = sp.csr_matrix(U)
-        UT = sp.csc_matrix(U.T)
-        for start in range(0, n, block_rows):
-            stop = min(start + block_rows, n)
-            block = sp.csr_matrix(U[start:stop] @ UT[:, start:]).toarray()
-            D[start:stop, start:] = block
-            D[stop:, start:stop] = block[:, stop - start :].T
-    else:
-        for start in range(0, n, block_rows):
-            stop = min(start + block_rows, n)
-            D[start:stop] = U[start:stop] @ U.T
+        if not U.has_sorted_indices:
+            U = U.sorted_indices()
+        UT = sp.csc_matrix(U)  # documents ascending in each column
+        fill_cosine_distances(
+            U.indptr, U.indices, U.data, UT.indptr, UT.indices, UT.data,
+            D, np.empty(n, dtype=U.dtype), np.ones(1, dtype=dtype)[0],
+        )  # fmt: skip
+        return D
+    for start in range(0, n, block_rows):
+        stop = min(start + block_rows, n)
+        D[start:stop] = U[start:stop] @ U.T
     np.subtract(1.0, D, out=D)
     np.clip(D, 0.0, 2.0, out=D)
     np.fill_diagonal(D, 0.0)
