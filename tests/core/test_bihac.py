@@ -62,6 +62,24 @@ def test_bihac_learns_weights_that_lower_the_training_error():
     assert is_valid_linkage(model.linkage_)
 
 
+@pytest.mark.parametrize(("max_pairs_per_n2", "runs"), [(None, 15), (5, 5), (1, 2), (0, 2)])
+def test_max_pairs_bounds_the_runs_by_the_square_of_the_collection(max_pairs_per_n2, runs):
+    """r_max runs, or max_pairs // n^2 of them, never fewer than 2; the runs made are a
+    prefix of the unbounded ones (the same errors)."""
+    rng = np.random.default_rng(3)
+    X, folders = _topics(rng, noise_terms=60)
+    labels = [f if k % 2 == 0 else None for k, f in enumerate(folders)]
+    n2 = X.shape[0] ** 2
+    unbounded = BiHAC(r_max=15, r_ni=15).fit(X, labels)
+    assert unbounded.n_runs_ == 15  # the learning would go on: the bound is what stops it
+    max_pairs = None if max_pairs_per_n2 is None else max(max_pairs_per_n2 * n2, 1)
+    bounded = BiHAC(r_max=15, r_ni=15, max_pairs=max_pairs).fit(X, labels)
+    assert bounded.n_runs_ == runs
+    assert bounded.cluster_errors_ == unbounded.cluster_errors_[:runs]
+    with pytest.raises(ValueError, match="max_pairs"):
+        BiHAC(max_pairs=0).fit(X, labels)
+
+
 def test_biihac_satisfies_every_folder_triple():
     rng = np.random.default_rng(4)
     X, folders = _topics(rng)

@@ -267,6 +267,19 @@ def test_every_method_makes_a_tree(client: TestClient, rt: Runtime, worker: Embe
     assert ignored == {m: m in ("hac", "divisive", "ggm") for m in methods}
 
 
+def test_weight_max_pairs_bounds_the_bihac_runs_of_a_recluster(
+    client: TestClient, rt: Runtime, worker: EmbeddedWorker
+) -> None:
+    """The setting reaches the core: a bound below one run's n^2 pairs leaves 2 runs, and
+    the job's progress counts against it."""
+    alice = seed_small(rt, "alice")
+    rt.options = fast_options(r_max=50, r_ni=50, weight_max_pairs=1)
+    job = recluster(client, alice["headers"])
+    assert job["progress"]["r_max"] == 2 and job["progress"]["run"] <= 2
+    versions = client.get("/api/tree/versions", headers=alice["headers"]).json()
+    assert versions[0]["stats"]["n_runs"] <= 2
+
+
 def test_automatic_recluster_requests_of_one_user_are_coalesced(
     sqlite_settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:

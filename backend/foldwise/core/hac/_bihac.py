@@ -262,6 +262,7 @@ def bihac(
     eta: float = 5.0,
     r_max: int = 50,
     r_ni: int = 10,
+    max_pairs: int | None = None,
     progress: RunProgress | None = None,
 ) -> BiHACResult:
     """Learn term weights during constrained HAC (000 Fig. 5).
@@ -280,16 +281,25 @@ def bihac(
         Maximum number of clustering runs (the paper's value).
     r_ni : int, default=10
         Stop after this many runs without a lower cluster error.
+    max_pairs : int or None, default=None
+        At most this many document pairs over all runs (each run clusters all n^2):
+        ``r_max`` is lowered to ``max_pairs // n^2``, but never below 2 runs (one to learn
+        from, one with what it learned). A run's time and memory grow with n^2, so this
+        bounds the learning on large collections; None: the paper's runs.
     """
     if eta <= 0:
         raise ValueError(f"eta must be positive, got {eta!r}")
     if r_max < 1 or r_ni < 1:
         raise ValueError(f"r_max and r_ni must be >= 1, got {r_max!r}, {r_ni!r}")
+    if max_pairs is not None and max_pairs < 1:
+        raise ValueError(f"max_pairs must be >= 1 or None, got {max_pairs!r}")
     X = sp.csr_matrix(X, dtype=np.float64)
     n, n_terms = X.shape
     if n < 2:
         raise ValueError(f"need at least 2 documents to cluster, got {n}")
     constraints = Constraints.build(n, labels, triples)
+    if max_pairs is not None:
+        r_max = max(min(2, r_max), min(r_max, max_pairs // (n * n)))
     w = np.ones(n_terms)
     best: BiHACResult | None = None
     best_error = np.inf

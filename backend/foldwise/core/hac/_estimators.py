@@ -96,6 +96,9 @@ class BiHAC(_Dendrogram):
         Maximum clustering runs.
     r_ni : int, default=10
         Runs without improvement before stopping.
+    max_pairs : int or None, default=None
+        Document pairs all runs may cluster, n^2 per run: fewer runs on large collections,
+        at least 2 (:func:`~foldwise.core.hac._bihac.bihac`); None: ``r_max`` alone.
     progress : callable, optional
         ``progress(run, r_max)`` after each run.
 
@@ -113,18 +116,21 @@ class BiHAC(_Dendrogram):
         r_max: int = 50,
         r_ni: int = 10,
         progress: Callable[[int, int], None] | None = None,
+        max_pairs: int | None = None,
     ) -> None:
         self.eta = eta
         self.r_max = r_max
         self.r_ni = r_ni
         self.progress = progress
+        self.max_pairs = max_pairs
 
     def _learn(
         self, X: sp.spmatrix | NDArray[np.floating], y: Labels, triples: Triples
     ) -> NDArray[np.float64]:
         result = bihac(
-            X, y, triples, eta=self.eta, r_max=self.r_max, r_ni=self.r_ni, progress=self.progress
-        )
+            X, y, triples, eta=self.eta, r_max=self.r_max, r_ni=self.r_ni,
+            max_pairs=self.max_pairs, progress=self.progress,
+        )  # fmt: skip
         self.weights_ = result.weights
         self.cluster_errors_ = result.cluster_errors
         self.n_runs_ = len(result.cluster_errors)
@@ -169,6 +175,8 @@ class BiiHAC(BiHAC):
         barely changed (``FolderPlacement.cross_validated``) ...
     placement_max_change : float, default=0.1
         ... by at most this share (``FolderPlacement.max_label_change``).
+    max_pairs : int or None, default=None
+        As :class:`BiHAC`'s.
 
     Attributes
     ----------
@@ -191,8 +199,9 @@ class BiiHAC(BiHAC):
         n_jobs: int | None = None,
         placement_state: CrossValidated | None = None,
         placement_max_change: float = 0.1,
+        max_pairs: int | None = None,
     ) -> None:
-        super().__init__(eta=eta, r_max=r_max, r_ni=r_ni, progress=progress)
+        super().__init__(eta=eta, r_max=r_max, r_ni=r_ni, progress=progress, max_pairs=max_pairs)
         self.self_label = self_label
         self.cluster_progress = cluster_progress
         self.n_jobs = n_jobs

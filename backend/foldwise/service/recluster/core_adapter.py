@@ -72,6 +72,7 @@ def _estimator(
             eta=options.eta,
             r_max=options.r_max,
             r_ni=options.r_ni,
+            max_pairs=options.weight_max_pairs,
             progress=lambda run, r_max: report("weights", {"run": run, "r_max": r_max}),
         )
     if method in ("ihac", "biihac"):
