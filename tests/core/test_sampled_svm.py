@@ -64,6 +64,21 @@ def test_sampled_negatives_place_as_the_full_model_does() -> None:
     assert np.corrcoef(D.ravel(), D_full.ravel())[0, 1] > 0.98
 
 
+def test_classes_spread_over_threads_give_the_same_svms() -> None:
+    """Each class's draws are seeded by the class, not by the order of the fits; only
+    liblinear's shuffles (one generator for the process) may differ, within its tolerance."""
+    X, y = _families(1)
+    test_X, _ = _families(2)
+    one = sampled_one_vs_rest(X, y, C=1.0, n_near=15, n_random=200)
+    two = sampled_one_vs_rest(X, y, C=1.0, n_near=15, n_random=200, n_jobs=2)
+    np.testing.assert_array_equal(two[2], one[2])
+    np.testing.assert_allclose(two[0], one[0], atol=0.02)
+    np.testing.assert_allclose(two[1], one[1], atol=0.02)
+    D_one = np.asarray(test_X @ one[0].T) + one[1]
+    D_two = np.asarray(test_X @ two[0].T) + two[1]
+    assert np.mean(D_one.argmax(1) == D_two.argmax(1)) > 0.99
+
+
 def test_folder_placement_samples_above_max_svm_pairs() -> None:
     X, y = _families(3)
     folders = [(f"f{c // 8}", f"c{c}") for c in y]

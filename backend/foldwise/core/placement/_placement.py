@@ -468,8 +468,9 @@ class FolderPlacement(BaseEstimator):
             return np.zeros((k, F.shape[1])), intercept
         if present.size > 2 and y.size * present.size > self.max_svm_pairs:
             c, b, _ = sampled_one_vs_rest(
-                F, y, C=self.C, sample_weight=sample_weight, random_state=self.random_state
-            )
+                F, y, C=self.C, sample_weight=sample_weight, random_state=self.random_state,
+                n_jobs=self.n_jobs,
+            )  # fmt: skip
         else:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)

@@ -24,6 +24,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import Parallel, delayed
 from numpy.typing import NDArray
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import normalize
@@ -40,6 +41,7 @@ def sampled_one_vs_rest(
     n_hard: int = 2000,
     n_random: int = 1000,
     random_state: int = 0,
+    n_jobs: int | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]]:
     """Binary SVMs of each class present in ``y`` against its hardest negatives and a sample.
 
@@ -68,6 +70,11 @@ def sampled_one_vs_rest(
         Rows drawn from the remaining ones, per class and pass.
     random_state : int, default=0
         Seed of the draws (class ``j`` draws with ``random_state + j``) and of liblinear.
+    n_jobs : int or None, default=None
+        Threads the classes' SVMs are spread over (liblinear releases the GIL), as joblib
+        counts them; None or 1: one after the other. The draws do not depend on it;
+        liblinear's shuffles come from one generator for the process, so concurrent fits
+        may differ within liblinear's tolerance.
 
     Returns
     -------
@@ -88,10 +95,18 @@ def sampled_one_vs_rest(
     np.fill_diagonal(similar, -np.inf)
     near = np.argsort(-similar, axis=1, kind="stable")[:, : min(n_near, k - 1)]
     first = [np.concatenate([members[c] for c in near[j]]) for j in range(k)]
-    coef, intercept = _fit_each(F, yi, sw, members, first, C, n_random, random_state)
+
+    def fit_pass(negatives: list[NDArray[np.intp]]) -> tuple[NDArray[np.float64], ...]:
+        return _fit_each(
+            F, yi, sw, members, negatives,
+            C=C, n_random=n_random, random_state=random_state, n_jobs=n_jobs,
+        )  # fmt: skip
+
+    coef, intercept = fit_pass(first)
     hard = _hardest_negatives(F, yi, coef, intercept, n_hard)
     del coef  # classes x features (160 MB at 1,000 x 20,000): not held beside the second
-    return (*_fit_each(F, yi, sw, members, hard, C, n_random, random_state), classes)
+    coef, intercept = fit_pass(hard)
+    return coef, intercept, classes
 
 
 def _fit_each(
@@ -100,16 +115,19 @@ def _fit_each(
     sw: NDArray[np.float64],
     members: list[NDArray[np.intp]],
     hard: list[NDArray[np.intp]],
+    *,
     C: float,
     n_random: int,
     random_state: int,
+    n_jobs: int | None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Class ``j`` against the rows ``hard[j]`` (weight 1) and ``n_random`` of the others
     (weight ``n_others / n_random``): coef (n_classes, n_features), intercept (n_classes,)."""
     n, k = yi.size, len(members)
     coef = np.zeros((k, F.shape[1]))
     intercept = np.zeros(k)
-    for j in range(k):
+
+    def fit(j: int) -> None:
         taken = np.zeros(n, dtype=bool)
         taken[members[j]] = taken[hard[j]] = True
         rest = np.flatnonzero(~taken)
@@ -129,6 +147,12 @@ def _fit_each(
                 F[rows], target, sample_weight=weight
             )
         coef[j], intercept[j] = svm.coef_[0], svm.intercept_[0]
+
+    if n_jobs is None or n_jobs == 1:
+        for j in range(k):
+            fit(j)
+    else:  # each class writes its own row: the threads share nothing else
+        Parallel(n_jobs=n_jobs, prefer="threads")(delayed(fit)(j) for j in range(k))
     return coef, intercept
 
 
