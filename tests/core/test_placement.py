@@ -320,3 +320,34 @@ def test_threads_fit_the_same_model():
     assert two.temperature_ == pytest.approx(one.temperature_, rel=1e-4)
     with pytest.raises(ValueError, match="n_jobs"):
         FolderPlacement(n_jobs=0).fit(X, labels)
+
+
+def test_for_collection_is_a_fit_on_another_collection_with_the_same_labeled_documents():
+    """Oracle: with the plain representation a fit reads only the labeled rows, so a fit
+    on a collection with other unlabeled rows and triples is the kept model for it."""
+    X, _, truth = topic_corpus(seed=6)
+    labels = _labels(truth)
+    unlabeled = [i for i, f in enumerate(labels) if f is None]
+    labeled = [i for i, f in enumerate(labels) if f is not None]
+    # Collection B: the same labeled documents in the same order, first, then half the
+    # unlabeled ones in reverse.
+    rows_b = labeled + unlabeled[::-2]
+    X_b, labels_b = X[rows_b], [labels[i] for i in rows_b]
+    x = next(
+        i for i, r in enumerate(rows_b) if labels_b[i] is None and truth[r] == ("sport", "football")
+    )
+    y = labels_b.index(("cooking",))
+    z = labels_b.index(("sport", "football"))
+    fitted_a = FolderPlacement(representation="plain").fit(X, labels)
+    fitted_b = FolderPlacement(representation="plain").fit(X_b, labels_b, triples=[(x, y, z)])
+
+    kept = fitted_a.for_collection(labels_b, triples=[(x, y, z)])
+    np.testing.assert_array_equal(kept.predict_proba(X_b), fitted_b.predict_proba(X_b))
+    assert kept.predict(X_b)[x] == ("cooking",)  # the triple applies to B's rows
+    assert len(fitted_a.triples_) == 0  # the model it came from is unchanged
+    np.testing.assert_array_equal(
+        fitted_a.predict_proba(X),
+        FolderPlacement(representation="plain").fit(X, labels).predict_proba(X),
+    )
+    with pytest.raises(ValueError, match="not fitted on"):
+        fitted_a.for_collection([("nowhere",)])

@@ -3,13 +3,15 @@ version's cross-validated placement quantities (docs/recluster.md, "Kept cross-v
 
 from __future__ import annotations
 
+import numpy as np
 from fastapi.testclient import TestClient
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from foldwise.service.imports.archive import Entry, Listing
 from foldwise.service.imports.service import import_listing
 from foldwise.service.queue import EmbeddedWorker
 from foldwise.service.recluster.jobs.runtime import Runtime
+from foldwise.service.recluster.stored_model import load_model
 from foldwise.service.recluster.tree.models import PlacementModel
 from foldwise.service.users.models import User
 
@@ -118,3 +120,47 @@ def test_filings_beyond_the_training_samples_still_refresh_the_cross_validation(
         == versions[1]["stats"]["placement_training"]
         == 9
     )
+
+
+def _coef(rt: Runtime, user_id: int) -> list:
+    """Coefficients of the user's stored placement models, oldest first."""
+    with rt.sessions() as session:
+        archives = session.scalars(
+            select(PlacementModel.npz)
+            .where(PlacementModel.user_id == user_id)
+            .order_by(PlacementModel.version_id)
+        ).all()
+    return [load_model(bytes(a)).placement.coef_ for a in archives]
+
+
+def test_a_recluster_after_new_documents_alone_keeps_the_placement_model(
+    client: TestClient, rt: Runtime, worker: EmbeddedWorker
+) -> None:
+    """Same training documents, folders, texts and moves: the previous version's model is
+    kept, not fitted again; a move changes the training, and the model is fitted anew."""
+    alice = seed_small(rt, "alice")
+    headers = alice["headers"]
+    recluster(client, headers)
+    text = corpus_files("python-howtos")[-1].read_text()
+    posted = client.post("/api/documents", json={"text": text}, headers=headers)
+    assert posted.status_code == 201, posted.text
+    recluster(client, headers)
+    versions = client.get("/api/tree/versions", headers=headers).json()
+    assert [v["stats"]["placement_model_kept"] for v in versions[:2]] == [True, False]
+    assert versions[0]["stats"]["placement_key"] == versions[1]["stats"]["placement_key"]
+    coef = _coef(rt, alice["user_id"])
+    np.testing.assert_array_equal(coef[-1], coef[-2])
+    tree = client.get("/api/tree/extended", headers=headers).json()
+    assert posted.json()["document"]["id"] in {p["document_id"] for p in tree["placements"]}
+
+    _file_one(client, alice, headers)
+    recluster(client, headers)
+    versions = client.get("/api/tree/versions", headers=headers).json()
+    assert versions[0]["stats"]["placement_model_kept"] is False
+    assert versions[0]["stats"]["placement_key"] != versions[1]["stats"]["placement_key"]
+
+    rt.options = fast_options(placement_reuse=False)
+    recluster(client, headers)  # nothing changed, but keeping is off
+    versions = client.get("/api/tree/versions", headers=headers).json()
+    assert versions[0]["stats"]["placement_model_kept"] is False
+    assert versions[0]["stats"]["placement_key"] == versions[1]["stats"]["placement_key"]

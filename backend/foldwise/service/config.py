@@ -96,6 +96,11 @@ class ReclusterSettings(BaseSettings):
     cv_reuse_max_change: float = Field(default=0.1, ge=0)
     #: ``False``: cross-validate on every recluster.
     cv_reuse: bool = True
+    #: Keep the previous version's placement model when its training documents, their
+    #: folders and texts and the moves are the same (only new documents arrived): no SVM
+    #: is fitted again (docs/recluster.md, "Kept placement model"). ``False``, or
+    #: ``cv_reuse`` off: fit anew.
+    placement_reuse: bool = True
     #: A running job writes a heartbeat this often ...
     heartbeat_seconds: float = Field(default=5.0, gt=0)
     #: ... and is taken for dead when its heartbeat is older than this.

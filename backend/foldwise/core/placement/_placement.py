@@ -33,6 +33,7 @@ clusters of the tf-idf space, so methods that trust the cluster assumption lose.
 
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias, TypeVar
@@ -121,11 +122,12 @@ class FolderPlacement(BaseEstimator):
         documents (every corpus of docs/placement.md) every fold runs.
     n_jobs : int or None, default=None
         Threads for the cross-validation fits (representation selection, temperature,
-        novelty), which are independent of each other; ``None`` is 1. liblinear releases
-        the GIL while it trains. The final SVMs do not depend on it; the cross-validated
-        quantities (temperature, calibration, novelty) agree only to the solver's
-        tolerance, since scikit-learn's liblinear draws its coordinate order from one
-        process-wide generator that concurrent fits share (seen: 1e-6 relative).
+        novelty), which are independent of each other, and for the folders' SVMs above
+        ``max_svm_pairs``; ``None`` is 1. liblinear releases the GIL while it trains.
+        Below ``max_svm_pairs`` the final SVMs do not depend on it; what is fitted on
+        threads agrees only to the solver's tolerance, since scikit-learn's liblinear
+        draws its coordinate order from one process-wide generator that concurrent fits
+        share (seen: 1e-6 relative).
 
     Attributes
     ----------
@@ -298,6 +300,28 @@ class FolderPlacement(BaseEstimator):
             held_out_top=self.held_out_top_,
             novelty_coef=self.novelty_coef_,
         )
+
+    def for_collection(
+        self, folders: Sequence[FolderPath | None], *, triples: ArrayLike | None = None
+    ) -> FolderPlacement:
+        """This fitted model, as if fitted on another collection with the same labeled
+        documents: what :meth:`fit` records of its collection by row (each document's
+        folder and the explicit triples, which :meth:`predict_proba` applies to fitted
+        rows) is the new collection's; the learned parameters are shared, not copied.
+
+        A recluster whose labeled documents did not change keeps its previous model this
+        way instead of fitting the same SVMs again (docs/recluster.md, "Kept placement
+        model"); the latent directions stay those of the collection it was fitted on.
+        """
+        self._check_fitted()
+        index = {f: j for j, f in enumerate(self.folders_)}
+        unknown = {tuple(f) for f in folders if f is not None} - set(index)
+        if unknown:
+            raise ValueError(f"folders the model was not fitted on: {sorted(unknown)[:3]}")
+        model = copy.copy(self)
+        model.triples_ = _check_triples(triples, len(folders))
+        model._fit_labels = [None if f is None else index[tuple(f)] for f in folders]
+        return model
 
     def _check_params(self) -> None:
         if not self.C > 0:

@@ -28,8 +28,9 @@ from foldwise.service.critiques.models import Critique, CritiqueTriple, Rejected
 from foldwise.service.db import in_chunks
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
+from foldwise.service.recluster.kept_model import kept_model_npz, training_key
 from foldwise.service.recluster.settings import ReclusterSettings
-from foldwise.service.recluster.stored_model import folder_id_of, load_cv, pack_model
+from foldwise.service.recluster.stored_model import folder_id_of, load_cv, load_model, pack_model
 from foldwise.service.recluster.tree.models import (
     PlacementModel,
     TreePlacement,
@@ -146,6 +147,9 @@ class ReclusterInput:
     #: Filed documents when each kept state was estimated ("placement", "self_label"): the
     #: recluster stores them again if it reuses the state, its own total if it does not.
     cv_filed_totals: dict[str, int] = field(default_factory=dict)
+    #: The previous version's placement model archive, when it was fitted from the same
+    #: training (``kept_model.training_key``): kept instead of fitted again.
+    kept_model: bytes | None = None
 
 
 def _folder_paths(folders: dict[int, tuple[int | None, str]]) -> dict[int, tuple[str, ...]]:
@@ -341,6 +345,11 @@ def load_inputs(
         if a in row_of and a not in folder_of_doc and b in folder_of_doc
     ]
     filed_total = sum(len(v) for v in by_folder.values())
+    placement_key = training_key(
+        options,
+        ((d, paths[folder_of_doc[d]], d in moved, texts[d]) for d in sorted(trained)),
+        [(wanted[r], paths[f]) for r, f in answered if f in paths and options.answer_weight > 0],
+    )
     states: dict[str, tuple[core.CrossValidated, int]] = (
         _previous_cv(session, user_id, filed_total, options.cv_reuse_max_change)
         if options.cv_reuse
@@ -370,6 +379,11 @@ def load_inputs(
         placement_cv=states["placement"][0] if "placement" in states else None,
         self_label_cv=states["self_label"][0] if "self_label" in states else None,
         cv_filed_totals={name: total for name, (_, total) in states.items()},
+        kept_model=(
+            kept_model_npz(session, user_id, placement_key)
+            if options.placement_reuse and options.cv_reuse
+            else None
+        ),
         stats={
             "exemplars": len(labeled_rows),
             "unfiled": len(unlabeled_rows),
@@ -377,6 +391,7 @@ def load_inputs(
             "filed_total": filed_total,
             "placement_training": sum(len(v) for v in centroid_rows.values()),
             "explicit_triples": len(explicit),
+            "placement_key": placement_key,
         },
     )
 
@@ -487,7 +502,9 @@ class PlacementOut:
     question_answerable: float | None = None
 
 
-def _placement_model(inputs: ReclusterInput, options: ReclusterSettings) -> core.FolderPlacement:
+def _placement_model(
+    inputs: ReclusterInput, options: ReclusterSettings
+) -> tuple[core.FolderPlacement, bool]:
     """The recluster's one placement model, fitted on the placement features.
 
     It learns from every sampled filed document (``train_per_folder`` per folder), not only
@@ -495,7 +512,8 @@ def _placement_model(inputs: ReclusterInput, options: ReclusterSettings) -> core
     ``move_weight``, and each answered "a is closer to b than to c" adds a copy of ``a`` as
     an example of ``b``'s folder (``answer_weight``, 0 by default). The recluster's
     documents come first, in the same order, so the core's row indices (and the explicit
-    triples) agree.
+    triples) agree. The previous version's model is kept instead when it was fitted from
+    the same training (``inputs.kept_model``); the flag says whether it was.
     """
     n = len(inputs.doc_ids)
     in_tree = set(inputs.rows)
@@ -518,9 +536,15 @@ def _placement_model(inputs: ReclusterInput, options: ReclusterSettings) -> core
         + [options.answer_weight] * len(answered)
     )
     triples = np.asarray(inputs.triples, dtype=np.intp).reshape(-1, 3)
+    if inputs.kept_model is not None:
+        try:
+            kept = load_model(inputs.kept_model).placement
+            return kept.for_collection(labels_fit, triples=triples if len(triples) else None), True
+        except ValueError:  # damaged, or folders it does not know: fit anew, and say so
+            log.warning("kept placement model cannot be used; fitting anew", exc_info=True)
     # No biHAC weights: they live in the clustering's term space, and they lowered
     # placement (docs/placement.md); the model learns its own term weights.
-    return core.FolderPlacement(
+    model = core.FolderPlacement(
         previous_representation=inputs.previous_representation,
         cross_validated=inputs.placement_cv,
         max_label_change=options.cv_reuse_max_change,
@@ -531,6 +555,7 @@ def _placement_model(inputs: ReclusterInput, options: ReclusterSettings) -> core
         triples=triples if len(triples) else None,
         sample_weight=sample_weight,
     )
+    return model, False
 
 
 def _training_rows(inputs: ReclusterInput) -> list[int]:
@@ -690,7 +715,7 @@ def compute(
             _neighbourhood_p(inputs) if novelty is None or novelty.cancel() else novelty.result()
         )
         report("placement", {})
-        model = placement.result() if placement else _placement_model(inputs, options)
+        model, kept = placement.result() if placement else _placement_model(inputs, options)
         self_label = getattr(estimator, "placement_", None)
         packed = (
             pool.submit(pack_model, inputs.place_features, model, self_label=self_label)
@@ -716,15 +741,21 @@ def compute(
     stats["explicit_triples_closed"] = len(inputs.triples)
     stats["placement_representation"] = model.representation_
     reused = {
-        "placement": model.cross_validated_reused_,
+        "placement": kept or model.cross_validated_reused_,
         "self_label": None if self_label is None else self_label.cross_validated_reused_,
     }
     stats["cross_validation_reused"] = reused
+    stats["placement_model_kept"] = kept
+    filed_total = inputs.stats.get("filed_total")
     stats["cv_filed_total"] = {
-        name: inputs.cv_filed_totals.get(name) if reused[name] else inputs.stats.get("filed_total")
+        name: inputs.cv_filed_totals.get(name) if reused[name] else filed_total
         for name in reused
         if reused[name] is not None
     }
+    if kept and stats["cv_filed_total"]["placement"] is None:
+        # The kept model's state was dropped for the archive's growth, but estimated again
+        # it would see the same training documents: it holds for this total.
+        stats["cv_filed_total"]["placement"] = filed_total
     if estimator.ignores_triples:
         stats["triples_ignored"] = True
     for name in ("n_runs_", "cluster_errors_"):
