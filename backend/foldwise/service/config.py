@@ -80,9 +80,9 @@ class ReclusterSettings(BaseSettings):
     #: ... and the document pairs all runs may cluster, n^2 per run for the n documents of
     #: the dendrogram (exemplars and new ones): fewer runs past about 7,000 documents, at
     #: least 2 (core ``bihac(max_pairs=)``). At 100,000 filed documents in 1,000 folders
-    #: (13,000 in the dendrogram) a run took 13 s and the learning lowered no cluster error
-    #: over 4-5 runs (docs/recluster.md "100,000 documents"); every hierarchy of
-    #: docs/placement.md stays below it.
+    #: (13,000 in the dendrogram) a run took 13 s, and its 4-5 runs (``r_ni`` 3) mean the
+    #: best was the first or the second (docs/recluster.md "100,000 documents"); every
+    #: hierarchy of docs/placement.md stays below it.
     weight_max_pairs: int = Field(default=500_000_000, ge=1)
     #: Threads of one recluster: the placement model is fitted while the clustering runs,
     #: and their cross-validation fits are spread over the threads (the result does not
