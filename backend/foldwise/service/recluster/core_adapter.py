@@ -538,8 +538,16 @@ def _placement_model(
     triples = np.asarray(inputs.triples, dtype=np.intp).reshape(-1, 3)
     if inputs.kept_model is not None:
         try:
-            kept = load_model(inputs.kept_model).placement
-            return kept.for_collection(labels_fit, triples=triples if len(triples) else None), True
+            kept = load_model(inputs.kept_model)
+            # The same training texts give the same vocabulary, unless the code that
+            # analyses them changed since (an upgrade): then the model does not fit.
+            current = inputs.place_features
+            if current is None or list(kept.features.terms_) != list(current.terms_):
+                raise ValueError("the kept model's vocabulary is not this recluster's")
+            placement = kept.placement.for_collection(
+                labels_fit, triples=triples if len(triples) else None
+            )
+            return placement, True
         except ValueError:  # damaged, or folders it does not know: fit anew, and say so
             log.warning("kept placement model cannot be used; fitting anew", exc_info=True)
     # No biHAC weights: they live in the clustering's term space, and they lowered
