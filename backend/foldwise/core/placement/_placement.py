@@ -122,8 +122,8 @@ class FolderPlacement(BaseEstimator):
         documents (every corpus of docs/placement.md) every fold runs.
     n_jobs : int or None, default=None
         Threads for the cross-validation fits (representation selection, temperature,
-        novelty), which are independent of each other, and for the folders' SVMs above
-        ``max_svm_pairs``; ``None`` is 1. liblinear releases the GIL while it trains.
+        novelty), which are independent of each other, and for the final fit's folder
+        SVMs above ``max_svm_pairs``; ``None`` is 1. liblinear releases the GIL while it trains.
         Below ``max_svm_pairs`` the final SVMs do not depend on it; what is fitted on
         threads agrees only to the solver's tolerance, since scikit-learn's liblinear
         draws its coordinate order from one process-wide generator that concurrent fits
@@ -261,7 +261,7 @@ class FolderPlacement(BaseEstimator):
             self.temperature_ = 1.0
             self.novelty_coef_ = np.zeros(0)
         else:
-            self.coef_, self.intercept_ = self._fit_svm(F[labeled], y, sw)
+            self.coef_, self.intercept_ = self._fit_svm(F[labeled], y, sw, n_jobs=self.n_jobs)
             if kept is not None:
                 self.temperature_ = kept.temperature
                 self.calibration_x_, self.calibration_y_ = kept.calibration_x, kept.calibration_y
@@ -483,7 +483,15 @@ class FolderPlacement(BaseEstimator):
         F: sp.csr_matrix,
         y: NDArray[np.intp],
         sample_weight: NDArray[np.float64] | None = None,
+        n_jobs: int | None = None,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """One-vs-rest SVMs: coef (n_folders, n_features), intercept (n_folders,).
+
+        ``n_jobs`` threads for sampled SVMs: the final fit only. Cross-validation already
+        runs its folds on ``n_jobs`` threads; with class threads inside them too, the first
+        recluster of 100,000 documents was no faster and its worker peaked at 4.1 GB
+        instead of 3.9 (one run each, docs/recluster.md "100,000 documents").
+        """
         k = len(self.folders_)
         intercept = np.full(k, -1.0)
         present = np.unique(y)
@@ -493,7 +501,7 @@ class FolderPlacement(BaseEstimator):
         if present.size > 2 and y.size * present.size > self.max_svm_pairs:
             c, b, _ = sampled_one_vs_rest(
                 F, y, C=self.C, sample_weight=sample_weight, random_state=self.random_state,
-                n_jobs=self.n_jobs,
+                n_jobs=n_jobs,
             )  # fmt: skip
         else:
             with warnings.catch_warnings():
