@@ -28,14 +28,12 @@ from foldwise.service.critiques.models import Critique, CritiqueTriple, Rejected
 from foldwise.service.db import in_chunks
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster.kept_model import kept_model_npz, training_key
+from foldwise.service.recluster.kept_model import kept_model_npz, newest_model, training_key
 from foldwise.service.recluster.settings import ReclusterSettings
 from foldwise.service.recluster.stored_model import folder_id_of, load_cv, load_model, pack_model
 from foldwise.service.recluster.tree.models import (
-    PlacementModel,
     TreePlacement,
     TreeProposal,
-    TreeVersion,
 )
 from foldwise.service.recluster.tree.versions import latest_version
 
@@ -350,10 +348,9 @@ def load_inputs(
         ((d, paths[folder_of_doc[d]], d in moved, texts[d]) for d in sorted(trained)),
         [(wanted[r], paths[f]) for r, f in answered if f in paths and options.answer_weight > 0],
     )
-    states: dict[str, tuple[core.CrossValidated, int]] = (
-        _previous_cv(session, user_id, filed_total, options.cv_reuse_max_change)
-        if options.cv_reuse
-        else {}
+    newest = newest_model(session, user_id) if options.cv_reuse else None
+    states: dict[str, tuple[core.CrossValidated, int]] = _previous_cv(
+        newest, user_id, filed_total, options.cv_reuse_max_change
     )
     return ReclusterInput(
         doc_ids=doc_ids,
@@ -379,11 +376,7 @@ def load_inputs(
         placement_cv=states["placement"][0] if "placement" in states else None,
         self_label_cv=states["self_label"][0] if "self_label" in states else None,
         cv_filed_totals={name: total for name, (_, total) in states.items()},
-        kept_model=(
-            kept_model_npz(session, user_id, placement_key)
-            if options.placement_reuse and options.cv_reuse
-            else None
-        ),
+        kept_model=(kept_model_npz(newest, placement_key) if options.placement_reuse else None),
         stats={
             "exemplars": len(labeled_rows),
             "unfiled": len(unlabeled_rows),
@@ -422,10 +415,11 @@ def _previous_folders(session: Session, user_id: int) -> dict[int, int]:
 
 
 def _previous_cv(
-    session: Session, user_id: int, filed_total: int, max_change: float
+    newest: tuple[bytes, dict] | None, user_id: int, filed_total: int, max_change: float
 ) -> dict[str, tuple[core.CrossValidated, int]]:
-    """The cross-validated quantities stored with the user's newest placement model, by
-    model ("placement", "self_label": biiHAC's), with the filed total each was estimated at.
+    """The cross-validated quantities stored with the user's newest placement model
+    (``kept_model.newest_model``), by model ("placement", "self_label": biiHAC's), with the
+    filed total each was estimated at.
 
     A state is left out once the user's filed documents grew or shrank by more than
     ``max_change`` since then. The core's own test compares the labeled documents per
@@ -433,25 +427,18 @@ def _previous_cv(
     (``train_per_folder``, the 8 exemplars of biiHAC's model): new filings would not
     refresh them.
     """
-    newest = session.execute(
-        select(PlacementModel.npz, TreeVersion.stats)
-        .join(TreeVersion, TreeVersion.id == PlacementModel.version_id)
-        .where(PlacementModel.user_id == user_id)
-        .order_by(PlacementModel.version_id.desc())
-        .limit(1)
-    ).first()
     if newest is None:
         return {}
     data, stats = newest
     try:
-        states = dict(zip(("placement", "self_label"), load_cv(bytes(data)), strict=True))
+        states = dict(zip(("placement", "self_label"), load_cv(data), strict=True))
     except ValueError:  # a damaged archive: cross-validate afresh, and say so
         log.warning("cross-validated state of user %s cannot be read", user_id, exc_info=True)
         return {}
-    totals = (stats or {}).get("cv_filed_total") or {}
+    totals = stats.get("cv_filed_total") or {}
     kept = {}
     for name, state in states.items():
-        total = totals.get(name, (stats or {}).get("filed_total"))
+        total = totals.get(name, stats.get("filed_total"))
         if state is None or not isinstance(total, int):
             continue
         if abs(filed_total - total) <= max_change * total:
