@@ -198,7 +198,8 @@ class Analyzer:
         model keeps its analyzer for ``transform``, which needs none of them)."""
         self.surface, self._unstemmed_docs, self._unstemmed = {}, [], Counter()
 
-    def _stems_for(self, language: str) -> bool:
+    def stems_for(self, language: str) -> bool:
+        """Whether documents in ``language`` are stemmed."""
         return self.stem is True or (self.stem == "auto" and language != "en")
 
     def __call__(self, text: str, language: str, record: bool = True) -> list[str]:
@@ -208,7 +209,7 @@ class Analyzer:
         stops = self.fixed_stops if self.fixed_stops is not None else stop_words_of(language)
         if stops:
             tokens = [t for t in tokens if t not in stops]
-        if not self._stems_for(language):
+        if not self.stems_for(language):
             if record:
                 # A term of an unstemmed document is its own surface word. Only stems ask
                 # for it (``word_of``), so the documents are kept and counted when first
