@@ -14,7 +14,9 @@ from ``POST /api/recluster`` to the job being ``done`` (polled at 20 Hz), in two
 Also reported: the job's phase timings, the documents the recluster saw (exemplars + new), and
 the share of new documents placed in their own folder (chance: 1 %), the peak resident memory
 of the bench process (``peak_rss_mb``) and, in the Redis mode, of the worker process alone
-(``worker_peak_rss_mb``).
+(``worker_peak_rss_mb``). Per recluster, the process that runs it (the worker in the Redis
+mode) is also read at each poll: its largest resident size per job phase
+(``rss_mb_by_phase``) and the phases in which its peak rose (``peak_rise_mb_by_phase``).
 
 In the embedded and Redis modes two more reclusters follow, as a person lives with the
 service (docs/recluster.md, "Kept cross-validation"): with ``--arrive-later`` the first
@@ -186,12 +188,15 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         """Request to tree: wall seconds, this process's CPU seconds, the job, the tree."""
         t0, c0 = time.perf_counter(), time.process_time()
         job = client.post("/api/recluster", headers=headers).json()
+        memory = _PhaseMemory(process.pid if process is not None else os.getpid())
         while job["state"] not in ("done", "failed", "stale"):
             time.sleep(0.05)
             job = client.get(f"/api/jobs/{job['id']}", headers=headers).json()
+            memory.sample(job["progress"]["phase"])
         seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
         if job["state"] != "done":
             raise SystemExit(f"{mode}: job ended {job['state']}: {job['error']}")
+        job["memory"] = memory.figures()
         return seconds, cpu, job, client.get("/api/tree/extended", headers=headers).json()
 
     def figures(seconds: float, cpu: float, job: dict[str, Any], tree: dict[str, Any]) -> Any:
@@ -210,6 +215,7 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
             "placed_in_own_folder": round(right / max(len(placed), 1), 3),
             "proposals": sum(f["kind"] == "proposed" for f in tree["folders"]),
             "cross_validation_reused": version.get("cross_validation_reused"),
+            **job["memory"],
         }
 
     try:
@@ -268,6 +274,41 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         if process is not None
         else None,
     }
+
+
+class _PhaseMemory:
+    """Resident memory of the process that runs the recluster (the worker in the Redis mode,
+    the bench in the embedded one), read from ``/proc`` at each poll of the job: the largest
+    resident size seen per job phase, and the phase in which the process's high-water mark
+    (``VmHWM``) rose, so that a peak between two polls is still given to a phase."""
+
+    def __init__(self, pid: int) -> None:
+        self.status = Path(f"/proc/{pid}/status")
+        self.hwm = self._read()["VmHWM"]
+        self.rss_by_phase: dict[str, int] = {}
+        self.hwm_rise_by_phase: dict[str, int] = {}
+
+    def _read(self) -> dict[str, int]:
+        """VmRSS and VmHWM in MB."""
+        fields = dict(
+            line.split(":", 1) for line in self.status.read_text().splitlines() if ":" in line
+        )
+        return {k: int(fields[k].split()[0]) // 1024 for k in ("VmRSS", "VmHWM")}
+
+    def sample(self, phase: str) -> None:
+        now = self._read()
+        self.rss_by_phase[phase] = max(self.rss_by_phase.get(phase, 0), now["VmRSS"])
+        if now["VmHWM"] > self.hwm:
+            rise = now["VmHWM"] - self.hwm
+            self.hwm_rise_by_phase[phase] = self.hwm_rise_by_phase.get(phase, 0) + rise
+            self.hwm = now["VmHWM"]
+
+    def figures(self) -> dict[str, Any]:
+        return {
+            "rss_mb_by_phase": self.rss_by_phase,
+            "peak_rise_mb_by_phase": self.hwm_rise_by_phase,
+            "peak_mb_after": self.hwm,
+        }
 
 
 def _rss_mb() -> float:
