@@ -22,6 +22,7 @@ from huey.api import Huey
 from huey.consumer import Consumer
 
 from foldwise.service.config import Settings
+from foldwise.service.memory import limit_heaps
 
 log = logging.getLogger(__name__)
 
@@ -109,4 +110,6 @@ class EmbeddedWorker:
 
 def run_worker(queue: Huey, workers: int = 1) -> None:
     """Run a consumer process in the foreground (``foldwise worker``) until interrupted."""
+    # Before any thread starts: a dedicated worker's reclusters are its memory.
+    limit_heaps()
     Consumer(queue, workers=workers, worker_type="thread", max_delay=2.0).run()

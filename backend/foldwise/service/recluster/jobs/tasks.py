@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from huey import crontab
 
+from foldwise.service import memory
 from foldwise.service.recluster.jobs import reaper, runner, service
 from foldwise.service.recluster.jobs.runtime import Runtime
 
@@ -18,7 +19,12 @@ def register(rt: Runtime) -> None:
     @rt.queue.task(name="foldwise.recluster.run_job")
     def run_job(job_id: int) -> None:
         """Run recluster job ``job_id`` (takes the id; opens and closes its own sessions)."""
-        runner.execute(rt, job_id)
+        try:
+            runner.execute(rt, job_id)
+        finally:
+            # Once the job's arrays are gone: what it freed goes back to the system, and
+            # the next job does not start from this one's high-water mark.
+            memory.release_freed_memory()
 
     @rt.queue.task(name="foldwise.recluster.schedule_auto", retries=5, retry_delay=2)
     def schedule_auto(user_id: int) -> None:
