@@ -3,6 +3,8 @@ version's cross-validated placement quantities (docs/recluster.md, "Kept cross-v
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from fastapi.testclient import TestClient
 from sqlalchemy import select, update
@@ -10,6 +12,7 @@ from sqlalchemy import select, update
 from foldwise.service.imports.archive import Entry, Listing
 from foldwise.service.imports.service import import_listing
 from foldwise.service.queue import EmbeddedWorker
+from foldwise.service.recluster import core_adapter
 from foldwise.service.recluster.jobs.runtime import Runtime
 from foldwise.service.recluster.stored_model import load_model
 from foldwise.service.recluster.tree.models import PlacementModel
@@ -164,3 +167,35 @@ def test_a_recluster_after_new_documents_alone_keeps_the_placement_model(
     versions = client.get("/api/tree/versions", headers=headers).json()
     assert versions[0]["stats"]["placement_model_kept"] is False
     assert versions[0]["stats"]["placement_key"] == versions[1]["stats"]["placement_key"]
+
+
+def test_a_kept_model_gives_the_dendrogram_the_features_a_fresh_fit_gives(
+    client: TestClient, rt: Runtime, worker: EmbeddedWorker
+) -> None:
+    """With a kept model only the dendrogram's rows are analysed, by the model's own
+    features; they equal the rows of the placement features fitted afresh."""
+    alice = seed_small(rt, "alice")
+    headers = alice["headers"]
+    recluster(client, headers)
+    text = corpus_files("python-howtos")[-1].read_text()
+    assert client.post("/api/documents", json={"text": text}, headers=headers).status_code == 201
+
+    def inputs(**options: Any) -> core_adapter.ReclusterInput:
+        with rt.sessions() as session:
+            return core_adapter.load_inputs(
+                session=session,
+                user_id=alice["user_id"],
+                # Fewer exemplars than filed documents: the rest only train the model.
+                options=fast_options(exemplars_nearest=2, exemplars_random=0, **options),
+                seed=alice["user_id"],
+            )
+
+    kept, fresh = inputs(), inputs(placement_reuse=False)
+    assert kept.kept_model is not None and fresh.kept_model is None
+    assert kept.rows == fresh.rows
+    assert kept.X_place is not None and fresh.X_place is not None
+    assert kept.X_place.shape == fresh.X_place.shape
+    assert (kept.X_place[kept.rows] != fresh.X_place[fresh.rows]).nnz == 0
+    others = sorted(set(range(kept.X_place.shape[0])) - set(kept.rows))
+    assert others and kept.X_place[others].nnz == 0  # the training rows are not analysed
+    assert list(kept.place_features.terms_) == list(fresh.place_features.terms_)

@@ -28,9 +28,14 @@ from foldwise.service.critiques.models import Critique, CritiqueTriple, Rejected
 from foldwise.service.db import in_chunks
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster.kept_model import kept_model_npz, newest_model, training_key
+from foldwise.service.recluster.kept_model import kept_model, newest_model, training_key
 from foldwise.service.recluster.settings import ReclusterSettings
-from foldwise.service.recluster.stored_model import folder_id_of, load_cv, load_model, pack_model
+from foldwise.service.recluster.stored_model import (
+    StoredModel,
+    folder_id_of,
+    load_cv,
+    pack_model,
+)
 from foldwise.service.recluster.tree.models import (
     TreePlacement,
     TreeProposal,
@@ -117,7 +122,8 @@ class ReclusterInput:
     #: Folder id -> its path (folder ids as strings from the top), as in ``labels``.
     paths: dict[int, tuple[str, ...]] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
-    #: The placement model's features of every row of ``X_all`` (a larger vocabulary).
+    #: The placement model's features of every row of ``X_all`` (a larger vocabulary;
+    #: with a kept model, of the rows of ``rows`` only: ``kept_model``).
     X_place: sp.csr_matrix | None = None
     #: Rows of ``X_all`` the person filed by a move critique: they weigh more in placement.
     critiqued_rows: set[int] = field(default_factory=set)
@@ -145,9 +151,10 @@ class ReclusterInput:
     #: Filed documents when each kept state was estimated ("placement", "self_label"): the
     #: recluster stores them again if it reuses the state, its own total if it does not.
     cv_filed_totals: dict[str, int] = field(default_factory=dict)
-    #: The previous version's placement model archive, when it was fitted from the same
-    #: training (``kept_model.training_key``): kept instead of fitted again.
-    kept_model: bytes | None = None
+    #: The previous version's placement model, when it was fitted from the same training
+    #: (``kept_model.training_key``): kept instead of fitted again. ``X_place`` then holds
+    #: only the rows of ``rows`` (the others are zero: nothing reads them).
+    kept_model: StoredModel | None = None
 
 
 def _folder_paths(folders: dict[int, tuple[int | None, str]]) -> dict[int, tuple[str, ...]]:
@@ -289,19 +296,7 @@ def load_inputs(
         "keep_digits": True,
     }
     X_open, _ = core.text_features(corpus, **place_options)  # type: ignore[arg-type]
-    place_features = core.TextFeatures(**place_options)  # type: ignore[arg-type]
     trained = {d for ids in train.values() for d in ids if d in texts}
-    if trained:
-        # Rows of the trained documents from the fit itself, the others transformed: each
-        # text is analysed once here.
-        first = [i for i, d in enumerate(wanted) if d in trained]
-        rest = [i for i, d in enumerate(wanted) if d not in trained]
-        parts = [place_features.fit_transform([corpus[i] for i in first])]
-        if rest:
-            parts.append(place_features.transform([corpus[i] for i in rest]))
-        X_place = sp.vstack(parts).tocsr()[np.argsort(first + rest)]
-    else:
-        X_place = place_features.fit_transform(corpus)
     row_of = {d: i for i, d in enumerate(wanted)}
 
     chosen: list[int] = []
@@ -352,6 +347,37 @@ def load_inputs(
     states: dict[str, tuple[core.CrossValidated, int]] = _previous_cv(
         newest, user_id, filed_total, options.cv_reuse_max_change
     )
+    kept = None
+    if options.placement_reuse:
+        labeled = {p for p in labels if p is not None} | {
+            paths[f] for _, f in answered if f in paths
+        }
+        kept = kept_model(newest, placement_key, labeled)
+    if kept is not None:
+        # The kept model's own features, fitted on these training texts: only the
+        # dendrogram's rows are read (the served tree), so only they are analysed; at
+        # 100,000 filed documents that skips an analysis of every filed text.
+        place_features = kept.features
+        needed = sorted(set(order_rows))
+        select_rows = sp.csr_matrix(
+            (np.ones(len(needed)), (needed, np.arange(len(needed)))),
+            shape=(len(wanted), len(needed)),
+        )
+        X_place = select_rows @ place_features.transform([corpus[i] for i in needed])
+    else:
+        place_features = core.TextFeatures(**place_options)  # type: ignore[arg-type]
+        if trained:
+            # Rows of the trained documents from the fit itself, the others transformed: each
+            # text is analysed once here.
+            first = [i for i, d in enumerate(wanted) if d in trained]
+            rest = [i for i, d in enumerate(wanted) if d not in trained]
+            parts = [place_features.fit_transform([corpus[i] for i in first])]
+            if rest:
+                parts.append(place_features.transform([corpus[i] for i in rest]))
+            X_place = sp.vstack(parts).tocsr()[np.argsort(first + rest)]
+        else:
+            X_place = place_features.fit_transform(corpus)
+
     return ReclusterInput(
         doc_ids=doc_ids,
         folder_of=folder_of,
@@ -376,7 +402,7 @@ def load_inputs(
         placement_cv=states["placement"][0] if "placement" in states else None,
         self_label_cv=states["self_label"][0] if "self_label" in states else None,
         cv_filed_totals={name: total for name, (_, total) in states.items()},
-        kept_model=(kept_model_npz(newest, placement_key) if options.placement_reuse else None),
+        kept_model=kept,
         stats={
             "exemplars": len(labeled_rows),
             "unfiled": len(unlabeled_rows),
@@ -524,19 +550,10 @@ def _placement_model(
     )
     triples = np.asarray(inputs.triples, dtype=np.intp).reshape(-1, 3)
     if inputs.kept_model is not None:
-        try:
-            kept = load_model(inputs.kept_model)
-            # The same training texts give the same vocabulary, unless the code that
-            # analyses them changed since (an upgrade): then the model does not fit.
-            current = inputs.place_features
-            if current is None or list(kept.features.terms_) != list(current.terms_):
-                raise ValueError("the kept model's vocabulary is not this recluster's")
-            placement = kept.placement.for_collection(
-                labels_fit, triples=triples if len(triples) else None
-            )
-            return placement, True
-        except ValueError:  # damaged, or folders it does not know: fit anew, and say so
-            log.warning("kept placement model cannot be used; fitting anew", exc_info=True)
+        placement = inputs.kept_model.placement.for_collection(
+            labels_fit, triples=triples if len(triples) else None
+        )
+        return placement, True
     # No biHAC weights: they live in the clustering's term space, and they lowered
     # placement (docs/placement.md); the model learns its own term weights.
     model = core.FolderPlacement(

@@ -6,20 +6,26 @@ ones weighing more. When new documents are all that arrived since the last versi
 training is the same, and so are the SVMs fitted on it: at 100,000 filed documents in 1,000
 folders they were most of a recluster's work. Each version records a key of its training
 (:func:`training_key`); the next recluster with the same key reads that version's model
-instead of fitting it again (:func:`kept_model_npz`, ``core_adapter._placement_model``).
+instead of fitting it again (:func:`kept_model`, ``core_adapter._placement_model``). Its own
+features then turn only the recluster's dendrogram rows into placement features
+(``core_adapter.load_inputs``): the training documents' rows were its fit's.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Iterable
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from foldwise.service.recluster.settings import ReclusterSettings
+from foldwise.service.recluster.stored_model import StoredModel, load_model
 from foldwise.service.recluster.tree.models import PlacementModel, TreeVersion
+
+log = logging.getLogger(__name__)
 
 #: Raised whenever what the key covers changes meaning, so that older keys never match.
 KEY_VERSION = 1
@@ -68,9 +74,21 @@ def newest_model(session: Session, user_id: int) -> tuple[bytes, dict] | None:
     return None if newest is None else (bytes(newest[0]), newest[1] or {})
 
 
-def kept_model_npz(newest: tuple[bytes, dict] | None, key: str) -> bytes | None:
-    """The archive of :func:`newest_model` if its version was fitted from training with
-    ``key``, else None."""
+def kept_model(
+    newest: tuple[bytes, dict] | None, key: str, folders: Iterable[tuple[str, ...]]
+) -> StoredModel | None:
+    """The model of :func:`newest_model` if its version was fitted from training with
+    ``key`` and it knows each of ``folders`` (paths the recluster labels rows with), else
+    None; also None, logged, for an archive that cannot be read."""
     if newest is None or newest[1].get("placement_key") != key:
         return None
-    return newest[0]
+    try:
+        model = load_model(newest[0])
+    except ValueError:  # damaged: fit anew, and say so
+        log.warning("kept placement model cannot be read; fitting anew", exc_info=True)
+        return None
+    unknown = set(folders) - set(model.placement.folders_)
+    if unknown:  # not expected with the same training; fit rather than fail
+        log.warning("kept placement model lacks %d folder(s); fitting anew", len(unknown))
+        return None
+    return model
