@@ -14,11 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import logging
 from functools import cache
-
-log = logging.getLogger(__name__)
-
 
 #: glibc's ``mallopt`` parameter for the number of heaps ("arenas"), malloc.h.
 _M_ARENA_MAX = -8
