@@ -9,12 +9,14 @@ import numpy as np
 from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
+from foldwise import core
+from foldwise.service.documents.models import Document
 from foldwise.service.imports.archive import Entry, Listing
 from foldwise.service.imports.service import import_listing
 from foldwise.service.queue import EmbeddedWorker
 from foldwise.service.recluster import core_adapter
 from foldwise.service.recluster.jobs.runtime import Runtime
-from foldwise.service.recluster.stored_model import load_model
+from foldwise.service.recluster.stored_model import TrainingRecord, load_model
 from foldwise.service.recluster.tree.models import PlacementModel
 from foldwise.service.users.models import User
 
@@ -36,14 +38,18 @@ def _reused(client: TestClient, headers: dict[str, str]) -> dict[str, bool | Non
     return versions[0]["stats"]["cross_validation_reused"]
 
 
-def _file_one(client: TestClient, user: dict, headers: dict[str, str]) -> None:
-    """The person files one new document in its folder (18 filed: a change of 1/18)."""
+def _file_one(
+    client: TestClient, user: dict, headers: dict[str, str], index: int = 0
+) -> tuple[int, int]:
+    """The person files new document ``index`` of the first folder in it (18 filed: a
+    change of 1/18); its id and the folder's."""
     folders = {f["name"]: f["id"] for f in client.get("/api/folders", headers=headers).json()}
     folder, ids = next(iter(sorted(user["new"].items())))
     moved = client.patch(
-        f"/api/documents/{ids[0]}", headers=headers, json={"folder_id": folders[folder]}
+        f"/api/documents/{ids[index]}", headers=headers, json={"folder_id": folders[folder]}
     )
     assert moved.status_code == 200, moved.text
+    return ids[index], folders[folder]
 
 
 def test_a_recluster_after_a_move_reuses_the_cross_validation(
@@ -199,3 +205,67 @@ def test_a_kept_model_gives_the_dendrogram_the_features_a_fresh_fit_gives(
     others = sorted(set(range(kept.X_place.shape[0])) - set(kept.rows))
     assert others and kept.X_place[others].nnz == 0  # the training rows are not analysed
     assert list(kept.place_features.terms_) == list(fresh.place_features.terms_)
+
+
+def _models(rt: Runtime, user_id: int) -> list:
+    """The user's stored placement models, oldest first."""
+    with rt.sessions() as session:
+        archives = session.scalars(
+            select(PlacementModel.npz)
+            .where(PlacementModel.user_id == user_id)
+            .order_by(PlacementModel.version_id)
+        ).all()
+    return [load_model(bytes(a)) for a in archives]
+
+
+def test_above_the_update_size_a_move_updates_the_kept_model(
+    client: TestClient, rt: Runtime, worker: EmbeddedWorker
+) -> None:
+    """Where a fit is costly (``placement_update_min_pairs``, lowered here), a recluster
+    after a filing updates the previous model with the filed document, as the instant
+    suggestions learn a move, instead of fitting it; past the allowed share of changed
+    training documents it fits anew."""
+    rt.options = fast_options(placement_update_min_pairs=0, placement_update_max_share=0.06)
+    alice = seed_small(rt, "alice")
+    headers = alice["headers"]
+    recluster(client, headers)
+    doc_id, folder_id = _file_one(client, alice, headers)  # 1 of 19 changed: within 6%
+    recluster(client, headers)
+    stats = client.get("/api/tree/versions", headers=headers).json()[0]["stats"]
+    assert stats["placement_model_kept"] is True
+    assert (stats["placement_model_updated"], stats["placement_changes_since_fit"]) == (1, 1)
+
+    before, after = _models(rt, alice["user_id"])
+    assert before.training is not None and after.training is not None
+    assert doc_id not in before.training.ids and doc_id in after.training.ids
+    assert after.training.changed_since(before.training) == ([doc_id], 0)
+    # The oracle: the previous model's passive-aggressive step on the filed document.
+    with rt.sessions() as session:
+        document = session.get(Document, doc_id)
+        assert document is not None
+        text = document.text or ""
+    path = next(p for p in before.placement.folders_ if p and p[-1] == str(folder_id))
+    expected = core.update_placement(before.placement, before.features.transform([text]), [path])
+    assert not np.array_equal(expected.coef_, before.placement.coef_)  # the step did something
+    np.testing.assert_array_equal(after.placement.coef_, expected.coef_)
+
+    _file_one(client, alice, headers, index=1)  # 2 of 20 changed since the fit: over 6%
+    recluster(client, headers)
+    stats = client.get("/api/tree/versions", headers=headers).json()[0]["stats"]
+    assert stats["placement_model_kept"] is False
+    assert (stats["placement_model_updated"], stats["placement_changes_since_fit"]) == (0, 0)
+
+
+def test_a_training_record_names_what_changed() -> None:
+    def record(pairs: dict[int, int]) -> TrainingRecord:
+        ids = np.array(sorted(pairs), dtype=np.int64)
+        digests = np.array([pairs[d] for d in sorted(pairs)], dtype=np.uint64)
+        return TrainingRecord(ids, digests, "ab" * 32, changes=3)
+
+    earlier = record({1: 10, 2: 20, 3: 30})
+    now = record({1: 10, 2: 21, 4: 40})  # 2 refiled, 3 removed, 4 added
+    assert now.changed_since(earlier) == ([2, 4], 1)
+    assert earlier.changed_since(earlier) == ([], 0)
+    back = TrainingRecord.from_arrays(now.to_arrays())
+    assert back.settings == now.settings and back.changes == 3
+    np.testing.assert_array_equal(back.digests, now.digests)

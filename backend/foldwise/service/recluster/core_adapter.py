@@ -28,10 +28,17 @@ from foldwise.service.critiques.models import Critique, CritiqueTriple, Rejected
 from foldwise.service.db import in_chunks
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster.kept_model import kept_model, newest_model, training_key
+from foldwise.service.recluster.kept_model import (
+    kept_model,
+    newest_model,
+    training_key,
+    training_record,
+    updated_model,
+)
 from foldwise.service.recluster.settings import ReclusterSettings
 from foldwise.service.recluster.stored_model import (
     StoredModel,
+    TrainingRecord,
     folder_id_of,
     load_cv,
     pack_model,
@@ -152,9 +159,13 @@ class ReclusterInput:
     #: recluster stores them again if it reuses the state, its own total if it does not.
     cv_filed_totals: dict[str, int] = field(default_factory=dict)
     #: The previous version's placement model, when it was fitted from the same training
-    #: (``kept_model.training_key``): kept instead of fitted again. ``X_place`` then holds
-    #: only the rows of ``rows`` (the others are zero: nothing reads them).
+    #: (``kept_model.training_key``), or updated with the few documents whose training
+    #: changed (``kept_model.updated_model``): kept instead of fitted again. ``X_place``
+    #: then holds only the rows of ``rows`` (the others are zero: nothing reads them).
     kept_model: StoredModel | None = None
+    #: What the placement model is fitted from, stored with it for the next recluster
+    #: (``kept_model.updated_model``).
+    training: TrainingRecord | None = None
 
 
 def _folder_paths(folders: dict[int, tuple[int | None, str]]) -> dict[int, tuple[str, ...]]:
@@ -338,21 +349,30 @@ def load_inputs(
         if a in row_of and a not in folder_of_doc and b in folder_of_doc
     ]
     filed_total = sum(len(v) for v in by_folder.values())
-    placement_key = training_key(
+    training = training_record(
         options,
         ((d, paths[folder_of_doc[d]], d in moved, texts[d]) for d in sorted(trained)),
         [(wanted[r], paths[f]) for r, f in answered if f in paths and options.answer_weight > 0],
     )
+    placement_key = training_key(training)
     newest = newest_model(session, user_id) if options.cv_reuse else None
     states: dict[str, tuple[core.CrossValidated, int]] = _previous_cv(
         newest, user_id, filed_total, options.cv_reuse_max_change
     )
-    kept = None
+    kept, updated = None, 0
     if options.placement_reuse:
         labeled = {p for p in labels if p is not None} | {
             paths[f] for _, f in answered if f in paths
         }
         kept = kept_model(newest, placement_key, labeled)
+        if kept is not None and kept.training is not None:
+            training = training.with_changes(kept.training.changes)
+        elif kept is None:
+            examples = {d: (texts[d], paths[folder_of_doc[d]]) for d in trained}
+            found = updated_model(newest, training, examples, labeled, options)
+            if found is not None:
+                kept, updated = found
+                training = found[0].training or training
     if kept is not None:
         # The kept model's own features, fitted on these training texts: only the
         # dendrogram's rows are read (the served tree), so only they are analysed; at
@@ -403,6 +423,7 @@ def load_inputs(
         self_label_cv=states["self_label"][0] if "self_label" in states else None,
         cv_filed_totals={name: total for name, (_, total) in states.items()},
         kept_model=kept,
+        training=training,
         stats={
             "exemplars": len(labeled_rows),
             "unfiled": len(unlabeled_rows),
@@ -411,6 +432,8 @@ def load_inputs(
             "placement_training": sum(len(v) for v in centroid_rows.values()),
             "explicit_triples": len(explicit),
             "placement_key": placement_key,
+            "placement_model_updated": updated,
+            "placement_changes_since_fit": training.changes,
         },
     )
 
@@ -730,7 +753,7 @@ def compute(
         model, kept = placement.result() if placement else _placement_model(inputs, options)
         self_label = getattr(estimator, "placement_", None)
         packed = (
-            pool.submit(pack_model, inputs.place_features, model, self_label=self_label)
+            pool.submit(pack_model, inputs.place_features, model, self_label, inputs.training)
             if inputs.place_features is not None and options.n_jobs > 1
             else None
         )
@@ -745,7 +768,7 @@ def compute(
         if packed is not None:
             model_npz: bytes | None = packed.result()
         elif inputs.place_features is not None:
-            model_npz = pack_model(inputs.place_features, model, self_label=self_label)
+            model_npz = pack_model(inputs.place_features, model, self_label, inputs.training)
         else:
             model_npz = None
     stats = dict(inputs.stats)

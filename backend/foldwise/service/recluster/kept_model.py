@@ -9,6 +9,11 @@ folders they were most of a recluster's work. Each version records a key of its 
 instead of fitting it again (:func:`kept_model`, ``core_adapter._placement_model``). Its own
 features then turn only the recluster's dendrogram rows into placement features
 (``core_adapter.load_inputs``): the training documents' rows were its fit's.
+
+A few moves or filings change the training, and at that size a fit would again be most of
+the recluster. There the model is updated instead (:func:`updated_model`), from the record
+each archive keeps of its training documents (``stored_model.TrainingRecord``), until the
+documents changed since the last fit pass a share of the training.
 """
 
 from __future__ import annotations
@@ -16,27 +21,29 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
+import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from foldwise import core
 from foldwise.service.recluster.settings import ReclusterSettings
-from foldwise.service.recluster.stored_model import StoredModel, load_model
+from foldwise.service.recluster.stored_model import StoredModel, TrainingRecord, load_model
 from foldwise.service.recluster.tree.models import PlacementModel, TreeVersion
 
 log = logging.getLogger(__name__)
 
 #: Raised whenever what the key covers changes meaning, so that older keys never match.
-KEY_VERSION = 1
+KEY_VERSION = 2
 
 
-def training_key(
+def training_record(
     options: ReclusterSettings,
     trained: Iterable[tuple[int, tuple[str, ...], bool, str]],
     answered: Iterable[tuple[int, tuple[str, ...]]],
-) -> str:
-    """A digest of what the placement model is fitted from.
+) -> TrainingRecord:
+    """The record of what the placement model is fitted from.
 
     ``trained``: (document id, folder path, moved by the person, text) of each training
     document, in document id order; ``answered``: (document id, folder path) of the
@@ -44,19 +51,32 @@ def training_key(
     unfiled documents are left out: they reach the model only through its latent
     directions, and a kept model places them as the instant suggestions already did.
     """
-    digest = hashlib.sha256()
-    settings = {
+    ids, digests = [], []
+    for doc_id, path, moved, text in trained:
+        digest = hashlib.sha256(json.dumps([list(path), moved]).encode())
+        digest.update(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+        ids.append(doc_id)
+        digests.append(int.from_bytes(digest.digest()[:8], "little"))
+    settings = hashlib.sha256()
+    fit = {
         "version": KEY_VERSION,
         "move_weight": options.move_weight,
         "answer_weight": options.answer_weight,
         "min_term_count": options.placement_min_term_count,
         "max_terms": options.placement_max_terms,
     }
-    digest.update(json.dumps(settings, sort_keys=True).encode())
-    for doc_id, path, moved, text in trained:
-        digest.update(json.dumps([doc_id, list(path), moved]).encode())
-        digest.update(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
-    digest.update(json.dumps([[d, list(p)] for d, p in answered]).encode())
+    settings.update(json.dumps(fit, sort_keys=True).encode())
+    settings.update(json.dumps([[d, list(p)] for d, p in answered]).encode())
+    return TrainingRecord(
+        np.array(ids, dtype=np.int64), np.array(digests, dtype=np.uint64), settings.hexdigest()
+    )
+
+
+def training_key(record: TrainingRecord) -> str:
+    """A digest of the whole training of ``record``: equal keys, equal SVMs."""
+    digest = hashlib.sha256(record.settings.encode())
+    digest.update(record.ids.tobytes())
+    digest.update(record.digests.tobytes())
     return digest.hexdigest()
 
 
@@ -92,3 +112,47 @@ def kept_model(
         log.warning("kept placement model lacks %d folder(s); fitting anew", len(unknown))
         return None
     return model
+
+
+def updated_model(
+    newest: tuple[bytes, dict] | None,
+    record: TrainingRecord,
+    examples: Mapping[int, tuple[str, tuple[str, ...]]],
+    folders: Iterable[tuple[str, ...]],
+    options: ReclusterSettings,
+) -> tuple[StoredModel, int] | None:
+    """The model of :func:`newest_model` updated with the training documents that changed
+    since it was fitted, when a fit is too costly for so few (docs/recluster.md, "Kept
+    placement model"); with the number of examples it learned. None: fit anew.
+
+    ``record``: this recluster's training; ``examples``: document id -> (text, folder
+    path) of each of its documents; ``folders``: paths the recluster labels rows with.
+    Only above ``options.placement_update_min_pairs`` training documents x folders
+    (where the SVMs are sampled and a fit takes minutes), with the same settings, and
+    while the documents changed since the last fit stay within
+    ``options.placement_update_max_share`` of the training. Each added, refiled or edited
+    document is a passive-aggressive step in its folder (``core.update_placement``, as the
+    instant suggestions learn a move); a removed one is not unlearned, but counts.
+    """
+    folders = set(folders)
+    n = len(record.ids)
+    if newest is None or n * len(folders) < options.placement_update_min_pairs:
+        return None
+    try:
+        model = load_model(newest[0])
+    except ValueError:
+        log.warning("kept placement model cannot be read; fitting anew", exc_info=True)
+        return None
+    earlier = model.training
+    if earlier is None or earlier.settings != record.settings:
+        return None
+    changed, removed = record.changed_since(earlier)
+    changes = earlier.changes + len(changed) + removed
+    if changes > options.placement_update_max_share * n or folders - set(model.placement.folders_):
+        return None
+    if changed:
+        X = model.features.transform([examples[d][0] for d in changed])
+        placement = core.update_placement(model.placement, X, [examples[d][1] for d in changed])
+    else:
+        placement = model.placement
+    return StoredModel(model.features, placement, record.with_changes(changes)), len(changed)

@@ -11,24 +11,77 @@ with ``core_adapter.py``, below it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
 
 from foldwise import core
 
 #: Array name prefixes of the two fitted objects inside one ``.npz`` ...
 _FEATURES, _PLACEMENT = "features.", "placement."
 #: ... and of biiHAC's self-labeling model's cross-validated quantities (``load_cv``; the
-#: placement model's are among its own arrays).
-_SELF_LABEL_CV = "self_label_cv."
+#: placement model's are among its own arrays), and the record of the training.
+_SELF_LABEL_CV, _TRAINING = "self_label_cv.", "training."
+
+
+@dataclass(frozen=True)
+class TrainingRecord:
+    """What a placement model learned from, document by document (``kept_model``).
+
+    ``ids``: int64 array of shape (n_trained,), the training documents' ids, ascending;
+    ``digests``: uint64 array of the same shape, a digest of each one's folder path, moved
+    flag and text; ``settings``: hex digest of the settings that shape the fit and of the
+    answers that weigh in as examples; ``changes``: training documents learned by updates
+    (added, refiled, edited or removed) since the model was last fitted.
+    """
+
+    ids: NDArray[np.int64]
+    digests: NDArray[np.uint64]
+    settings: str
+    changes: int = 0
+
+    def changed_since(self, earlier: TrainingRecord) -> tuple[list[int], int]:
+        """Ids of this training's documents that ``earlier`` lacks or had with another
+        folder, flag or text, and how many of ``earlier``'s documents this one lacks."""
+        was = dict(zip(earlier.ids.tolist(), earlier.digests.tolist(), strict=True))
+        changed = [
+            d for d, h in zip(self.ids.tolist(), self.digests.tolist(), strict=True)
+            if was.get(d) != h
+        ]  # fmt: skip
+        removed = int(np.isin(earlier.ids, self.ids, invert=True).sum())
+        return changed, removed
+
+    def with_changes(self, changes: int) -> TrainingRecord:
+        return replace(self, changes=changes)
+
+    def to_arrays(self) -> dict[str, NDArray[Any]]:
+        return {
+            "ids": self.ids,
+            "digests": self.digests,
+            "settings": np.frombuffer(bytes.fromhex(self.settings), dtype=np.uint8),
+            "changes": np.array(self.changes, dtype=np.int64),
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: dict[str, NDArray[Any]]) -> TrainingRecord:
+        ids = np.asarray(arrays["ids"], dtype=np.int64)
+        digests = np.asarray(arrays["digests"], dtype=np.uint64)
+        if ids.shape != digests.shape or ids.ndim != 1:
+            raise ValueError(f"training record: {ids.shape} ids, {digests.shape} digests")
+        settings = np.asarray(arrays["settings"], dtype=np.uint8).tobytes().hex()
+        return cls(ids, digests, settings, int(arrays["changes"]))
 
 
 @dataclass(frozen=True)
 class StoredModel:
-    """A tree version's placement features and model, loaded from plain arrays."""
+    """A tree version's placement features and model, loaded from plain arrays, and the
+    record of its training (``None`` in archives written before it was kept)."""
 
     features: core.TextFeatures
     placement: core.FolderPlacement
+    training: TrainingRecord | None = None
 
 
 @dataclass(frozen=True)
@@ -48,12 +101,15 @@ def pack_model(
     features: core.TextFeatures,
     placement: core.FolderPlacement,
     self_label: core.FolderPlacement | None = None,
+    training: TrainingRecord | None = None,
 ) -> bytes:
     """``features`` and ``placement`` as the bytes of one compressed ``.npz`` (no pickle),
     with the cross-validated quantities of ``self_label`` (biiHAC's self-labeling model)
-    for the next recluster (:func:`load_cv`)."""
+    for the next recluster (:func:`load_cv`) and the record of ``placement``'s training."""
     arrays = {_FEATURES + k: v for k, v in features.to_arrays().items()}
     arrays.update({_PLACEMENT + k: v for k, v in placement.to_arrays().items()})
+    if training is not None:
+        arrays.update({_TRAINING + k: v for k, v in training.to_arrays().items()})
     if self_label is not None:
         state = self_label.cross_validated_state().to_arrays()
         arrays.update({_SELF_LABEL_CV + k: v for k, v in state.items()})
@@ -92,7 +148,12 @@ def load_model(data: bytes) -> StoredModel:
         raise ValueError(
             f"the model has {placement.n_features_in_} terms, its features {len(features.terms_)}"
         )
-    return StoredModel(features, placement)
+    record = part(_TRAINING)
+    try:
+        training = TrainingRecord.from_arrays(record) if record else None
+    except (KeyError, TypeError) as error:
+        raise ValueError(f"training record: {error}") from error
+    return StoredModel(features, placement, training)
 
 
 def folder_id_of(path: tuple[str, ...] | None) -> int | None:
@@ -115,7 +176,7 @@ def update_model(model: StoredModel, examples: list[tuple[str, int]]) -> StoredM
         return model
     X = model.features.transform([t for t, _ in kept])
     placement = core.update_placement(model.placement, X, [p for _, p in kept])
-    return StoredModel(model.features, placement)
+    return StoredModel(model.features, placement, model.training)
 
 
 def suggest(
