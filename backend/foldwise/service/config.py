@@ -102,14 +102,15 @@ class ReclusterSettings(BaseSettings):
     #: ``cv_reuse`` off: fit anew.
     placement_reuse: bool = True
     #: From this many training documents x folders on, a recluster whose training changed a
-    #: little (moves, filings, edited texts) updates the kept model with the changed documents
-    #: instead of fitting it again (``kept_model.updated_model``): there the SVMs are sampled
-    #: and a fit took 50 s of a 90-130 s recluster at 100,000 filed documents in 1,000
-    #: folders (docs/recluster.md, "Kept placement model"). The default is the core's
-    #: ``FolderPlacement.max_svm_pairs``: no hierarchy of docs/placement.md reaches it.
+    #: little (moves, filings, edited texts) keeps the model fitted before the changes
+    #: instead of fitting it again (``kept_model.model_despite_changes``): there the SVMs are
+    #: sampled, a fit took 50 s of a 90-130 s recluster at 100,000 filed documents in 1,000
+    #: folders, and it served the same tree (docs/recluster.md, "Kept placement model"). The
+    #: default is the core's ``FolderPlacement.max_svm_pairs``: no hierarchy of
+    #: docs/placement.md reaches it.
     placement_update_min_pairs: int = Field(default=2_000_000, ge=0)
-    #: ... while the training documents changed since the last fit are at most this share of
-    #: the training; then the model is fitted anew. 0: always fit anew.
+    #: ... while the training documents changed since the fit are at most this share of the
+    #: training; then the model is fitted anew. 0: always fit anew.
     placement_update_max_share: float = Field(default=0.01, ge=0, le=1)
     #: A running job writes a heartbeat this often ...
     heartbeat_seconds: float = Field(default=5.0, gt=0)

@@ -30,10 +30,10 @@ from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster.kept_model import (
     kept_model,
+    model_despite_changes,
     newest_model,
     training_key,
     training_record,
-    updated_model,
 )
 from foldwise.service.recluster.settings import ReclusterSettings
 from foldwise.service.recluster.stored_model import (
@@ -159,12 +159,13 @@ class ReclusterInput:
     #: recluster stores them again if it reuses the state, its own total if it does not.
     cv_filed_totals: dict[str, int] = field(default_factory=dict)
     #: The previous version's placement model, when it was fitted from the same training
-    #: (``kept_model.training_key``), or updated with the few documents whose training
-    #: changed (``kept_model.updated_model``): kept instead of fitted again. ``X_place``
-    #: then holds only the rows of ``rows`` (the others are zero: nothing reads them).
+    #: (``kept_model.training_key``) or from one that changed too little to fit it again
+    #: at its size (``kept_model.model_despite_changes``): kept instead of fitted again.
+    #: ``X_place`` then holds only the rows of ``rows`` (the others are zero: nothing reads
+    #: them).
     kept_model: StoredModel | None = None
-    #: What the placement model is fitted from, stored with it for the next recluster
-    #: (``kept_model.updated_model``).
+    #: What the placement model was fitted from, stored with it for the next recluster
+    #: (``kept_model.model_despite_changes``).
     training: TrainingRecord | None = None
 
 
@@ -359,20 +360,21 @@ def load_inputs(
     states: dict[str, tuple[core.CrossValidated, int]] = _previous_cv(
         newest, user_id, filed_total, options.cv_reuse_max_change
     )
-    kept, updated = None, 0
+    kept, changes = None, 0
     if options.placement_reuse:
         labeled = {p for p in labels if p is not None} | {
             paths[f] for _, f in answered if f in paths
         }
         kept = kept_model(newest, placement_key, labeled)
-        if kept is not None and kept.training is not None:
-            training = training.with_changes(kept.training.changes)
-        elif kept is None:
-            examples = {d: (texts[d], paths[folder_of_doc[d]]) for d in trained}
-            found = updated_model(newest, training, examples, labeled, options)
-            if found is not None:
-                kept, updated = found
-                training = found[0].training or training
+        if kept is None:
+            folder_path = {d: paths[folder_of_doc[d]] for d in trained}
+            found = model_despite_changes(newest, training, folder_path, options)
+            kept, changes = found if found is not None else (None, 0)
+        elif kept.training is not None:
+            changed, removed = training.changed_since(kept.training)
+            changes = len(changed) + removed
+    if kept is not None and kept.training is not None:
+        training = kept.training  # the record of what the kept model was fitted from
     if kept is not None:
         # The kept model's own features, fitted on these training texts: only the
         # dendrogram's rows are read (the served tree), so only they are analysed; at
@@ -432,8 +434,7 @@ def load_inputs(
             "placement_training": sum(len(v) for v in centroid_rows.values()),
             "explicit_triples": len(explicit),
             "placement_key": placement_key,
-            "placement_model_updated": updated,
-            "placement_changes_since_fit": training.changes,
+            "placement_changes_since_fit": changes,
         },
     )
 

@@ -11,9 +11,10 @@ features then turn only the recluster's dendrogram rows into placement features
 (``core_adapter.load_inputs``): the training documents' rows were its fit's.
 
 A few moves or filings change the training, and at that size a fit would again be most of
-the recluster. There the model is updated instead (:func:`updated_model`), from the record
-each archive keeps of its training documents (``stored_model.TrainingRecord``), until the
-documents changed since the last fit pass a share of the training.
+the recluster while changing nothing it serves. There the model is kept despite them
+(:func:`model_despite_changes`), by the record each archive keeps of the training documents
+it was fitted from (``stored_model.TrainingRecord``), until the documents changed since the
+fit pass a share of the training or of a folder.
 """
 
 from __future__ import annotations
@@ -21,13 +22,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections import Counter
 from collections.abc import Iterable, Mapping
 
 import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from foldwise import core
 from foldwise.service.recluster.settings import ReclusterSettings
 from foldwise.service.recluster.stored_model import StoredModel, TrainingRecord, load_model
 from foldwise.service.recluster.tree.models import PlacementModel, TreeVersion
@@ -114,27 +115,32 @@ def kept_model(
     return model
 
 
-def updated_model(
+#: A folder whose training documents changed by more than this share since the fit (e.g.
+#: many filed into a small folder) makes a fit anew, whatever the whole training's change.
+FOLDER_MAX_CHANGE = 0.2
+
+
+def model_despite_changes(
     newest: tuple[bytes, dict] | None,
     record: TrainingRecord,
-    examples: Mapping[int, tuple[str, tuple[str, ...]]],
-    folders: Iterable[tuple[str, ...]],
+    folder_of: Mapping[int, tuple[str, ...]],
     options: ReclusterSettings,
 ) -> tuple[StoredModel, int] | None:
-    """The model of :func:`newest_model` updated with the training documents that changed
-    since it was fitted, when a fit is too costly for so few (docs/recluster.md, "Kept
-    placement model"); with the number of examples it learned. None: fit anew.
+    """The model of :func:`newest_model`, kept although its training changed a little since
+    it was fitted, when a fit is too costly for so little (docs/recluster.md, "Kept
+    placement model"); with the number of training documents changed. None: fit anew.
 
-    ``record``: this recluster's training; ``examples``: document id -> (text, folder
-    path) of each of its documents; ``folders``: paths the recluster labels rows with.
-    Only above ``options.placement_update_min_pairs`` training documents x folders
-    (where the SVMs are sampled and a fit takes minutes), with the same settings, and
-    while the documents changed since the last fit stay within
-    ``options.placement_update_max_share`` of the training. Each added, refiled or edited
-    document is a passive-aggressive step in its folder (``core.update_placement``, as the
-    instant suggestions learn a move); a removed one is not unlearned, but counts.
+    ``record``: this recluster's training; ``folder_of``: the folder path of each of its
+    documents. Kept only above ``options.placement_update_min_pairs`` training documents x
+    folders (where the SVMs are sampled and a fit takes minutes), with the same settings
+    and folders, while the documents added, refiled, edited or removed since the fit are at
+    most ``options.placement_update_max_share`` of the training and at most
+    :data:`FOLDER_MAX_CHANGE` of any folder's. At that size a refit with a few more
+    documents served the same tree (measured in docs/recluster.md), and a
+    passive-aggressive step per changed document, as the instant suggestions take, served
+    a worse one.
     """
-    folders = set(folders)
+    folders = set(folder_of.values())
     n = len(record.ids)
     if newest is None or n * len(folders) < options.placement_update_min_pairs:
         return None
@@ -143,16 +149,16 @@ def updated_model(
     except ValueError:
         log.warning("kept placement model cannot be read; fitting anew", exc_info=True)
         return None
-    earlier = model.training
-    if earlier is None or earlier.settings != record.settings:
+    fitted = model.training
+    if fitted is None or fitted.settings != record.settings:
         return None
-    changed, removed = record.changed_since(earlier)
-    changes = earlier.changes + len(changed) + removed
-    if changes > options.placement_update_max_share * n or folders - set(model.placement.folders_):
+    if folders - set(model.placement.folders_):
         return None
-    if changed:
-        X = model.features.transform([examples[d][0] for d in changed])
-        placement = core.update_placement(model.placement, X, [examples[d][1] for d in changed])
-    else:
-        placement = model.placement
-    return StoredModel(model.features, placement, record.with_changes(changes)), len(changed)
+    changed, removed = record.changed_since(fitted)
+    if len(changed) + removed > options.placement_update_max_share * n:
+        return None
+    size = Counter(folder_of.values())
+    into = Counter(folder_of[d] for d in changed)
+    if any(count > FOLDER_MAX_CHANGE * size[f] for f, count in into.items()):
+        return None
+    return model, len(changed) + removed

@@ -11,7 +11,7 @@ with ``core_adapter.py``, below it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -28,19 +28,17 @@ _SELF_LABEL_CV, _TRAINING = "self_label_cv.", "training."
 
 @dataclass(frozen=True)
 class TrainingRecord:
-    """What a placement model learned from, document by document (``kept_model``).
+    """What a placement model was fitted from, document by document (``kept_model``).
 
     ``ids``: int64 array of shape (n_trained,), the training documents' ids, ascending;
     ``digests``: uint64 array of the same shape, a digest of each one's folder path, moved
     flag and text; ``settings``: hex digest of the settings that shape the fit and of the
-    answers that weigh in as examples; ``changes``: training documents learned by updates
-    (added, refiled, edited or removed) since the model was last fitted.
+    answers that weigh in as examples.
     """
 
     ids: NDArray[np.int64]
     digests: NDArray[np.uint64]
     settings: str
-    changes: int = 0
 
     def changed_since(self, earlier: TrainingRecord) -> tuple[list[int], int]:
         """Ids of this training's documents that ``earlier`` lacks or had with another
@@ -53,15 +51,11 @@ class TrainingRecord:
         removed = int(np.isin(earlier.ids, self.ids, invert=True).sum())
         return changed, removed
 
-    def with_changes(self, changes: int) -> TrainingRecord:
-        return replace(self, changes=changes)
-
     def to_arrays(self) -> dict[str, NDArray[Any]]:
         return {
             "ids": self.ids,
             "digests": self.digests,
             "settings": np.frombuffer(bytes.fromhex(self.settings), dtype=np.uint8),
-            "changes": np.array(self.changes, dtype=np.int64),
         }
 
     @classmethod
@@ -71,13 +65,14 @@ class TrainingRecord:
         if ids.shape != digests.shape or ids.ndim != 1:
             raise ValueError(f"training record: {ids.shape} ids, {digests.shape} digests")
         settings = np.asarray(arrays["settings"], dtype=np.uint8).tobytes().hex()
-        return cls(ids, digests, settings, int(arrays["changes"]))
+        return cls(ids, digests, settings)
 
 
 @dataclass(frozen=True)
 class StoredModel:
     """A tree version's placement features and model, loaded from plain arrays, and the
-    record of its training (``None`` in archives written before it was kept)."""
+    record of the training it was fitted from (``None`` in archives written before it was
+    kept)."""
 
     features: core.TextFeatures
     placement: core.FolderPlacement
