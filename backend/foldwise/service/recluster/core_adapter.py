@@ -28,6 +28,7 @@ from foldwise.service.critiques.models import Critique, CritiqueTriple, Rejected
 from foldwise.service.db import in_chunks
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
+from foldwise.service.memory import release_freed_memory
 from foldwise.service.recluster.kept_model import (
     kept_model,
     model_despite_changes,
@@ -745,6 +746,11 @@ def compute(
         novelty = pool.submit(_neighbourhood_p, inputs) if options.n_jobs > 1 else None
         report("weights" if method in ("biihac", "bihac") else "cluster", {})
         estimator.fit(inputs.X, inputs.labels, inputs.triples)
+        # biHAC's distances and block products are freed now, but glibc keeps their pages
+        # while the placement model's final fit grows on the other thread: at 100,000
+        # filed documents that phase peaked 650 MB lower with them returned (docs/recluster.md,
+        # "Worker memory").
+        release_freed_memory()
         report("open_set", {})
         # Not started yet (cancelled): the placement model still holds the second thread.
         neighbourhood_p = (
