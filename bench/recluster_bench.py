@@ -215,6 +215,10 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
             "placed_in_own_folder": round(right / max(len(placed), 1), 3),
             "proposals": sum(f["kind"] == "proposed" for f in tree["folders"]),
             "cross_validation_reused": version.get("cross_validation_reused"),
+            # Kept placement model (docs/recluster.md), and the training documents changed
+            # since its fit when it was kept despite them.
+            "placement_model_kept": version.get("placement_model_kept"),
+            "placement_changes_since_fit": version.get("placement_changes_since_fit"),
             **job["memory"],
         }
 

@@ -32,5 +32,9 @@ def test_arrivals_and_moves_recluster_with_kept_cross_validation(tmp_path):
         assert figures["cross_validation_reused"] == {"placement": True, "self_label": True}
         assert 0.0 <= figures["placed_in_own_folder"] <= 1.0
         assert figures["request_to_tree_s"] > 0 and "load" in figures["job_timings_s"]
+    # Arrivals alone keep the model; at this size a move makes a fit anew.
+    assert record["after_arrivals"]["placement_model_kept"] is True
+    assert record["after_moves"]["placement_model_kept"] is False
+    assert record["after_moves"]["placement_changes_since_fit"] == 0
     # 12 new documents of 6 pages, each filed beside 8 slices of its own page: most land home.
     assert record["after_arrivals"]["placed_in_own_folder"] >= 0.5
