@@ -157,3 +157,48 @@ def test_biihac_self_labeling_model_reuses_a_state():
     assert second.placement_.cross_validated_reused_
     np.testing.assert_array_equal(second.linkage_, first.linkage_)
     np.testing.assert_array_equal(second.self_labeled_, first.self_labeled_)
+
+
+def test_a_new_folder_keeps_the_cross_validation_and_counts_as_change(fitted):
+    """A folder the person created (or a proposal accepted) joins the folders: the state is
+    reused while its documents stay within the allowed change, and the kept counts give
+    the new folder none, so its documents count as drift from then on."""
+    X, _, labels, fresh = fitted
+    state = fresh.cross_validated_state()
+    n = int(fresh.labeled_per_folder_.sum())
+    new_folder = ("new topic",)
+    unlabeled = [i for i, f in enumerate(labels) if f is None]
+
+    def with_new(k):
+        out = list(labels)
+        for i in unlabeled[:k]:
+            out[i] = new_folder
+        return out
+
+    within = int(0.1 * n)
+    kept = FolderPlacement(cross_validated=state).fit(X, with_new(within))
+    assert kept.cross_validated_reused_ and new_folder in kept.folders_
+    assert kept.temperature_ == fresh.temperature_
+    j = kept.folders_.index(new_folder)
+    assert kept.cv_labeled_per_folder_[j] == 0 and kept.labeled_per_folder_[j] == within
+    others = [f for f in kept.folders_ if f != new_folder]
+    assert others == fresh.folders_
+    np.testing.assert_array_equal(
+        np.delete(kept.cv_labeled_per_folder_, j), fresh.labeled_per_folder_
+    )
+    # One document more than the allowed change: cross-validated afresh.
+    again = FolderPlacement(cross_validated=state).fit(X, with_new(within + 1))
+    assert not again.cross_validated_reused_
+    # A folder of the state gone (its documents unlabeled): afresh, whatever the counts.
+    gone = fresh.folders_[0]
+    dropped = [None if f == gone else f for f in labels]
+    assert not FolderPlacement(cross_validated=state).fit(X, dropped).cross_validated_reused_
+
+
+def test_counts_on_maps_the_state_onto_other_folders(fitted):
+    state = fitted[3].cross_validated_state()
+    folders = [*state.folders, ("zz",)]
+    counts = state.counts_on(folders[::-1])
+    assert counts is not None
+    np.testing.assert_array_equal(counts[::-1], [*state.labeled_per_folder, 0])
+    assert state.counts_on(state.folders[1:]) is None

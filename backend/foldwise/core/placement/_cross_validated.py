@@ -77,17 +77,28 @@ class CrossValidated:
     ) -> bool:
         """Whether a fit on ``labeled_per_folder`` documents of ``folders`` may reuse this.
 
-        Same folders in the same order, same :data:`CV_PARAMS`, and the labeled counts moved
-        by at most ``max_change`` of the documents the state was estimated on (the sum of
-        absolute per-folder differences: one moved document counts twice, once where it
-        left and once where it arrived).
+        Every folder of the state still there (new ones may have joined: a folder the person
+        created or a proposal accepted), the same :data:`CV_PARAMS`, and the labeled counts
+        moved by at most ``max_change`` of the documents the state was estimated on (the
+        sum of absolute per-folder differences, :meth:`counts_on` giving a new folder 0: one
+        moved document counts twice, once where it left and once where it arrived).
         """
-        if list(folders) != self.folders or any(
-            float(params[k]) != self.params.get(k) for k in CV_PARAMS
-        ):
+        before = self.counts_on(folders)
+        if before is None or any(float(params[k]) != self.params.get(k) for k in CV_PARAMS):
             return False
-        change = np.abs(np.asarray(labeled_per_folder) - self.labeled_per_folder).sum()
+        change = np.abs(np.asarray(labeled_per_folder) - before).sum()
         return bool(change <= max_change * self.labeled_per_folder.sum())
+
+    def counts_on(self, folders: Sequence[FolderPath]) -> NDArray[np.int64] | None:
+        """The state's labeled counts per folder of ``folders``, 0 for a folder the state
+        lacks; None if one of the state's folders is not among ``folders`` (a removed or
+        renamed folder: what it held cannot be counted as change any more)."""
+        index = {tuple(f): j for j, f in enumerate(folders)}
+        if len(index) != len(folders) or any(tuple(f) not in index for f in self.folders):
+            return None
+        counts = np.zeros(len(folders), dtype=np.int64)
+        counts[[index[tuple(f)] for f in self.folders]] = self.labeled_per_folder
+        return counts
 
     def to_arrays(self) -> dict[str, NDArray[np.generic]]:
         """Plain numeric arrays (no pickle), under the names ``FolderPlacement.to_arrays``

@@ -244,8 +244,10 @@ class FolderPlacement(BaseEstimator):
             w = np.ones(n_terms)
         kept = self._reusable_state()
         self.cross_validated_reused_ = kept is not None
+        # A kept state's counts, on this fit's folders (a new folder had none).
+        kept_counts = None if kept is None else kept.counts_on(self.folders_)
         self.cv_labeled_per_folder_ = (
-            self.labeled_per_folder_ if kept is None else kept.labeled_per_folder.astype(np.intp)
+            self.labeled_per_folder_ if kept_counts is None else kept_counts.astype(np.intp)
         )
         self.representation_ = (
             kept.representation if kept else self._choose_representation(X, w, labeled, y)
