@@ -91,8 +91,8 @@ class CrossValidated:
 
     def counts_on(self, folders: Sequence[FolderPath]) -> NDArray[np.int64] | None:
         """The state's labeled counts per folder of ``folders``, 0 for a folder the state
-        lacks; None if one of the state's folders is not among ``folders`` (a removed or
-        renamed folder: what it held cannot be counted as change any more)."""
+        lacks; None if one of the state's folders is not among ``folders`` (a removed folder,
+        or one whose path changed: what it held cannot be counted as change any more)."""
         index = {tuple(f): j for j, f in enumerate(folders)}
         if len(index) != len(folders) or any(tuple(f) not in index for f in self.folders):
             return None
