@@ -129,15 +129,20 @@ def test_filings_beyond_the_training_samples_still_refresh_the_cross_validation(
     )
 
 
-def _coef(rt: Runtime, user_id: int) -> list:
-    """Coefficients of the user's stored placement models, oldest first."""
+def _models(rt: Runtime, user_id: int) -> list:
+    """The user's stored placement models, oldest first."""
     with rt.sessions() as session:
         archives = session.scalars(
             select(PlacementModel.npz)
             .where(PlacementModel.user_id == user_id)
             .order_by(PlacementModel.version_id)
         ).all()
-    return [load_model(bytes(a)).placement.coef_ for a in archives]
+    return [load_model(bytes(a)) for a in archives]
+
+
+def _coef(rt: Runtime, user_id: int) -> list:
+    """Coefficients of the user's stored placement models, oldest first."""
+    return [model.placement.coef_ for model in _models(rt, user_id)]
 
 
 def test_a_recluster_after_new_documents_alone_keeps_the_placement_model(
@@ -203,17 +208,6 @@ def test_a_kept_model_gives_the_dendrogram_the_features_a_fresh_fit_gives(
     others = sorted(set(range(kept.X_place.shape[0])) - set(kept.rows))
     assert others and kept.X_place[others].nnz == 0  # the training rows are not analysed
     assert list(kept.place_features.terms_) == list(fresh.place_features.terms_)
-
-
-def _models(rt: Runtime, user_id: int) -> list:
-    """The user's stored placement models, oldest first."""
-    with rt.sessions() as session:
-        archives = session.scalars(
-            select(PlacementModel.npz)
-            .where(PlacementModel.user_id == user_id)
-            .order_by(PlacementModel.version_id)
-        ).all()
-    return [load_model(bytes(a)) for a in archives]
 
 
 def test_above_the_update_size_a_few_filings_keep_the_model(

@@ -351,9 +351,10 @@ def load_inputs(
         if a in row_of and a not in folder_of_doc and b in folder_of_doc
     ]
     filed_total = sum(len(v) for v in by_folder.values())
+    folder_path = {d: paths[folder_of_doc[d]] for d in sorted(trained)}
     training = training_record(
         options,
-        ((d, paths[folder_of_doc[d]], d in moved, texts[d]) for d in sorted(trained)),
+        ((d, path, d in moved, texts[d]) for d, path in folder_path.items()),
         [(wanted[r], paths[f]) for r, f in answered if f in paths and options.answer_weight > 0],
     )
     placement_key = training_key(training)
@@ -368,7 +369,6 @@ def load_inputs(
         }
         kept = kept_model(newest, placement_key, labeled)
         if kept is None:
-            folder_path = {d: paths[folder_of_doc[d]] for d in trained}
             found = model_despite_changes(newest, training, folder_path, options)
             kept, changes = found if found is not None else (None, 0)
         elif kept.training is not None:

@@ -30,7 +30,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from foldwise.service.recluster.settings import ReclusterSettings
-from foldwise.service.recluster.stored_model import StoredModel, TrainingRecord, load_model
+from foldwise.service.recluster.stored_model import (
+    StoredModel,
+    TrainingRecord,
+    load_model,
+    load_training,
+)
 from foldwise.service.recluster.tree.models import PlacementModel, TreeVersion
 
 log = logging.getLogger(__name__)
@@ -103,8 +108,14 @@ def kept_model(
     None; also None, logged, for an archive that cannot be read."""
     if newest is None or newest[1].get("placement_key") != key:
         return None
+    return _model_knowing(newest[0], folders)
+
+
+def _model_knowing(data: bytes, folders: Iterable[tuple[str, ...]]) -> StoredModel | None:
+    """The model in archive ``data`` if it knows each of ``folders``; None, logged, if not
+    or if the archive cannot be read."""
     try:
-        model = load_model(newest[0])
+        model = load_model(data)
     except ValueError:  # damaged: fit anew, and say so
         log.warning("kept placement model cannot be read; fitting anew", exc_info=True)
         return None
@@ -140,25 +151,24 @@ def model_despite_changes(
     passive-aggressive step per changed document, as the instant suggestions take, served
     a worse one.
     """
-    folders = set(folder_of.values())
     n = len(record.ids)
-    if newest is None or n * len(folders) < options.placement_update_min_pairs:
+    size = Counter(folder_of.values())
+    if newest is None or n * len(size) < options.placement_update_min_pairs:
         return None
     try:
-        model = load_model(newest[0])
+        # The record alone first: the coefficients (over 100 MB at 100,000 documents) are
+        # decompressed only for a model that is kept.
+        fitted = load_training(newest[0])
     except ValueError:
         log.warning("kept placement model cannot be read; fitting anew", exc_info=True)
         return None
-    fitted = model.training
     if fitted is None or fitted.settings != record.settings:
-        return None
-    if folders - set(model.placement.folders_):
         return None
     changed, removed = record.changed_since(fitted)
     if len(changed) + removed > options.placement_update_max_share * n:
         return None
-    size = Counter(folder_of.values())
     into = Counter(folder_of[d] for d in changed)
     if any(count > FOLDER_MAX_CHANGE * size[f] for f, count in into.items()):
-        return None
-    return model, len(changed) + removed
+        return None  # also a new folder: all its documents changed
+    model = _model_knowing(newest[0], size)
+    return None if model is None else (model, len(changed) + removed)

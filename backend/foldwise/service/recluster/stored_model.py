@@ -143,12 +143,22 @@ def load_model(data: bytes) -> StoredModel:
         raise ValueError(
             f"the model has {placement.n_features_in_} terms, its features {len(features.terms_)}"
         )
-    record = part(_TRAINING)
+    return StoredModel(features, placement, _training(arrays))
+
+
+def load_training(data: bytes) -> TrainingRecord | None:
+    """Only the training record of an archive of :func:`pack_model` (the coefficients are
+    not decompressed); ``None`` if it has none, ``ValueError`` for a damaged archive."""
+    names = [_TRAINING + name for name in ("ids", "digests", "settings")]
+    return _training(core.arrays_from_npz(data, names=names))
+
+
+def _training(arrays: dict[str, Any]) -> TrainingRecord | None:
+    record = {k[len(_TRAINING) :]: v for k, v in arrays.items() if k.startswith(_TRAINING)}
     try:
-        training = TrainingRecord.from_arrays(record) if record else None
+        return TrainingRecord.from_arrays(record) if record else None
     except (KeyError, TypeError) as error:
         raise ValueError(f"training record: {error}") from error
-    return StoredModel(features, placement, training)
 
 
 def folder_id_of(path: tuple[str, ...] | None) -> int | None:
