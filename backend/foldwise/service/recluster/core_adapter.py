@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import random
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -230,16 +230,33 @@ def _critique_inputs(
     return moved, answers, not_in
 
 
-def exemplar_counts(n_folders: int, options: ReclusterSettings) -> tuple[int, int]:
-    """Exemplars per folder (nearest the centroid, at random): the settings' counts, or
-    fewer, at least 2 in the same proportion, once ``n_folders`` of them would exceed
-    ``options.max_exemplars``."""
+def exemplar_counts(
+    folder_ids: Sequence[int], options: ReclusterSettings
+) -> dict[int, tuple[int, int]]:
+    """Exemplars of each folder (nearest the centroid, at random): the settings' counts, or
+    fewer, at least 2 in the same proportion, once all folders' would exceed
+    ``options.max_exemplars``.
+
+    Past that budget the folders share it: each has ``budget // n`` and the oldest
+    (lowest ids) one more, up to the budget. So a new folder takes one exemplar from a few
+    folders, not one from each: with a floor for all, the 1,001st folder of 1,000 took
+    every folder from 8 exemplars to 7, which changed the whole dendrogram and made
+    biiHAC's self-labeling model cross-validate again (docs/recluster.md, "100,000
+    documents").
+    """
     per_folder = options.exemplars_nearest + options.exemplars_random
-    if n_folders * per_folder <= options.max_exemplars:
-        return options.exemplars_nearest, options.exemplars_random
-    total = min(per_folder, max(2, options.max_exemplars // n_folders))
-    nearest = min(total, max(1, round(total * options.exemplars_nearest / per_folder)))
-    return nearest, total - nearest
+    n = len(folder_ids)
+    if n * per_folder <= options.max_exemplars:
+        return dict.fromkeys(folder_ids, (options.exemplars_nearest, options.exemplars_random))
+    total = min(per_folder, max(2, options.max_exemplars // n))
+    extra = max(0, options.max_exemplars - n * total)  # none once every folder is at 2
+
+    def split(count: int) -> tuple[int, int]:
+        nearest = min(count, max(1, round(count * options.exemplars_nearest / per_folder)))
+        return nearest, count - nearest
+
+    oldest_first = sorted(folder_ids)
+    return {f: split(total + (i < extra)) for i, f in enumerate(oldest_first)}
 
 
 def load_inputs(
@@ -257,7 +274,6 @@ def load_inputs(
     triples always join, so that every triple applies. ``seed`` must depend on the input
     only (the user), so that an unchanged input gives an unchanged tree.
     """
-    rng = random.Random(seed)
     folders = {
         f.id: (f.parent_id, f.name)
         for f in session.execute(
@@ -314,7 +330,7 @@ def load_inputs(
 
     chosen: list[int] = []
     centroid_rows: dict[int, list[int]] = {}
-    n_nearest, n_random = exemplar_counts(len(train), options)
+    counts = exemplar_counts(list(train), options)
     for f, ids in train.items():
         centroid_rows[f] = [row_of[d] for d in ids if d in row_of]
         rows_f = sorted(row_of[d] for d in sample[f] if d in row_of)
@@ -323,7 +339,11 @@ def load_inputs(
         centroid = np.asarray(X_all[rows_f].mean(axis=0)).ravel()
         sims = X_all[rows_f] @ centroid
         order = [rows_f[i] for i in np.argsort(-sims, kind="stable")]
+        n_nearest, n_random = counts[f]
         near, rest = order[:n_nearest], order[n_nearest:]
+        # A generator per folder: with one for all, a document filed in one folder changed
+        # the draws of every folder after it.
+        rng = random.Random(f"{seed}:{f}")
         chosen += near + rng.sample(rest, min(len(rest), n_random))
     labeled_rows = sorted(
         set(chosen) | {row_of[d] for d in named if d in row_of and d in folder_of_doc}
