@@ -7,33 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.preprocessing import normalize
 from sklearn.svm import LinearSVC
+from synthetic_topics import family_corpus as _families
 
 from foldwise.core import FolderPlacement
 from foldwise.core.placement._sampled_svm import sampled_one_vs_rest
-
-
-def _families(
-    seed: int, families: int = 6, per_family: int = 8, per_class: int = 30
-) -> tuple[sp.csr_matrix, np.ndarray]:
-    """Count rows of classes in families: a class shares its family's words, so the hard
-    negatives of a class are its siblings. Returns (rows L2-normalised, class of each)."""
-    rng = np.random.default_rng(seed)
-    n_classes = families * per_family
-    vocab = 40 + 10 * families + 6 * n_classes
-    rows, y = [], []
-    for c in range(n_classes):
-        family = 40 + 10 * (c // per_family) + np.arange(10)
-        own = 40 + 10 * families + 6 * c + np.arange(6)
-        for _ in range(per_class):
-            counts = np.zeros(vocab)
-            np.add.at(counts, rng.integers(0, 40, 14), 1)  # common words
-            np.add.at(counts, rng.choice(family, 3), 1)
-            np.add.at(counts, rng.choice(own, 1), 1)
-            rows.append(counts)
-            y.append(c)
-    return sp.csr_matrix(normalize(np.log1p(np.array(rows)))), np.array(y)
 
 
 def test_with_every_negative_it_is_liblinears_one_vs_rest() -> None:

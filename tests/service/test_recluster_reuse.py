@@ -266,3 +266,46 @@ def test_a_training_record_names_what_changed() -> None:
     back = TrainingRecord.from_arrays(now.to_arrays())
     assert back.settings == now.settings
     np.testing.assert_array_equal(back.digests, now.digests)
+    # What a model given new folders' SVMs learned from: those documents as they are now.
+    taken = earlier.with_documents(now, [2, 4])
+    assert (taken.ids.tolist(), taken.digests.tolist()) == ([1, 2, 3, 4], [10, 21, 30, 40])
+    assert now.changed_since(taken) == ([], 1)
+
+
+def test_above_the_update_size_a_new_folder_gets_its_svm_added_to_the_kept_model(
+    client: TestClient, rt: Runtime, worker: EmbeddedWorker
+) -> None:
+    """A folder created since the fit (here: made, and three new documents filed in it)
+    does not make a fit anew where a fit is costly: the recluster adds the folder's SVM to
+    the kept model, and the record takes its documents as they are."""
+    rt.options = fast_options(placement_update_min_pairs=0, placement_update_max_share=1.0)
+    alice = seed_small(rt, "alice")
+    headers = alice["headers"]
+    recluster(client, headers)
+    made = client.post("/api/folders", headers=headers, json={"name": "asyncio"})
+    assert made.status_code == 201, made.text
+    asyncio = next(ids for folder, ids in alice["new"].items() if "asyncio" in folder)
+    for doc_id in asyncio[:3]:
+        filed = client.patch(
+            f"/api/documents/{doc_id}", headers=headers, json={"folder_id": made.json()["id"]}
+        )
+        assert filed.status_code == 200, filed.text
+    recluster(client, headers)
+
+    stats = client.get("/api/tree/versions", headers=headers).json()[0]["stats"]
+    assert stats["placement_model_kept"] is True
+    assert (stats["placement_folders_added"], stats["placement_changes_since_fit"]) == (1, 3)
+    first, second = _models(rt, alice["user_id"])
+    new = [f for f in second.placement.folders_ if f not in first.placement.folders_]
+    assert [f[-1] for f in new] == [str(made.json()["id"])]
+    old = [second.placement.folders_.index(f) for f in first.placement.folders_]
+    np.testing.assert_array_equal(second.placement.coef_[old], first.placement.coef_)
+    assert first.training is not None and second.training is not None
+    assert set(asyncio[:3]) <= set(second.training.ids.tolist())
+    assert not set(asyncio[:3]) & set(first.training.ids.tolist())
+
+    recluster(client, headers)  # nothing changed: the extended model is kept as it is
+    stats = client.get("/api/tree/versions", headers=headers).json()[0]["stats"]
+    assert (stats["placement_model_kept"], stats["placement_folders_added"]) == (True, 0)
+    third = _models(rt, alice["user_id"])[-1]
+    np.testing.assert_array_equal(third.placement.coef_, second.placement.coef_)

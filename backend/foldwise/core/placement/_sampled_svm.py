@@ -42,6 +42,7 @@ def sampled_one_vs_rest(
     n_random: int = 1000,
     random_state: int = 0,
     n_jobs: int | None = None,
+    only: NDArray[np.intp] | None = None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]]:
     """Binary SVMs of each class present in ``y`` against its hardest negatives and a sample.
 
@@ -75,13 +76,17 @@ def sampled_one_vs_rest(
         counts them; None or 1: one after the other. The draws do not depend on it;
         liblinear's shuffles come from one generator for the process, so concurrent fits
         may differ within liblinear's tolerance.
+    only : ndarray of int, optional
+        The classes (values of ``y``) whose SVMs are fitted, the others' rows serving only
+        as negatives; each is fitted as it would be among all (the same rows, draws and
+        seed). Default: every class of ``y``.
 
     Returns
     -------
-    coef : ndarray of shape (n_classes, n_features)
-    intercept : ndarray of shape (n_classes,)
-    classes : ndarray of shape (n_classes,), int
-        The classes of ``y``, sorted: row ``i`` of ``coef`` belongs to ``classes[i]``.
+    coef : ndarray of shape (n_fitted, n_features)
+    intercept : ndarray of shape (n_fitted,)
+    classes : ndarray of shape (n_fitted,), int
+        The classes fitted, sorted: row ``i`` of ``coef`` belongs to ``classes[i]``.
     """
     classes, yi = np.unique(y, return_inverse=True)
     n, k = yi.size, classes.size
@@ -89,31 +94,32 @@ def sampled_one_vs_rest(
         raise ValueError("sampled_one_vs_rest needs at least two classes")
     sw = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     members = np.split(np.argsort(yi, kind="stable"), np.cumsum(np.bincount(yi, minlength=k))[:-1])
+    targets = np.arange(k) if only is None else np.flatnonzero(np.isin(classes, only))
     indicator = sp.csr_matrix((np.ones(n), (yi, np.arange(n))), shape=(k, n))
     centroids = normalize(indicator @ F)
-    similar = (centroids @ centroids.T).toarray()  # cosines of the class centroids
-    np.fill_diagonal(similar, -np.inf)
+    similar = (centroids[targets] @ centroids.T).toarray()  # cosines of the class centroids
+    similar[np.arange(targets.size), targets] = -np.inf
     near = np.argsort(-similar, axis=1, kind="stable")[:, : min(n_near, k - 1)]
-    first = [np.concatenate([members[c] for c in near[j]]) for j in range(k)]
+    first = [np.concatenate([members[c] for c in row]) for row in near]
 
     def fit_pass(negatives: list[NDArray[np.intp]]) -> tuple[NDArray[np.float64], ...]:
         return _fit_each(
-            F, yi, sw, members, negatives,
+            F, sw, members, targets, negatives,
             C=C, n_random=n_random, random_state=random_state, n_jobs=n_jobs,
         )  # fmt: skip
 
     coef, intercept = fit_pass(first)
-    hard = _hardest_negatives(F, yi, coef, intercept, n_hard)
+    hard = _hardest_negatives(F, yi, coef, intercept, n_hard, targets)
     del coef  # classes x features (160 MB at 1,000 x 20,000): not held beside the second
     coef, intercept = fit_pass(hard)
-    return coef, intercept, classes
+    return coef, intercept, classes[targets]
 
 
 def _fit_each(
     F: sp.csr_matrix,
-    yi: NDArray[np.intp],
     sw: NDArray[np.float64],
     members: list[NDArray[np.intp]],
+    targets: NDArray[np.intp],
     hard: list[NDArray[np.intp]],
     *,
     C: float,
@@ -121,38 +127,40 @@ def _fit_each(
     random_state: int,
     n_jobs: int | None,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Class ``j`` against the rows ``hard[j]`` (weight 1) and ``n_random`` of the others
-    (weight ``n_others / n_random``): coef (n_classes, n_features), intercept (n_classes,)."""
-    n, k = yi.size, len(members)
-    coef = np.zeros((k, F.shape[1]))
-    intercept = np.zeros(k)
+    """Class ``targets[i]`` against the rows ``hard[i]`` (weight 1) and ``n_random`` of the
+    others (weight ``n_others / n_random``): coef (n_targets, n_features), intercept
+    (n_targets,)."""
+    n = sw.size
+    coef = np.zeros((targets.size, F.shape[1]))
+    intercept = np.zeros(targets.size)
 
-    def fit(j: int) -> None:
+    def fit(i: int) -> None:
+        j = int(targets[i])
         taken = np.zeros(n, dtype=bool)
-        taken[members[j]] = taken[hard[j]] = True
+        taken[members[j]] = taken[hard[i]] = True
         rest = np.flatnonzero(~taken)
         rng = np.random.default_rng(random_state + j)
         if rest.size > n_random:
             drawn, scale = rng.choice(rest, size=n_random, replace=False), rest.size / n_random
         else:
             drawn, scale = rest, 1.0
-        rows = np.concatenate([members[j], np.sort(hard[j]), np.sort(drawn)])
+        rows = np.concatenate([members[j], np.sort(hard[i]), np.sort(drawn)])
         target = np.zeros(rows.size, dtype=np.intp)
         target[: members[j].size] = 1
         weight = sw[rows].copy()
-        weight[members[j].size + hard[j].size :] *= scale
+        weight[members[j].size + hard[i].size :] *= scale
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             svm = LinearSVC(C=C, random_state=random_state).fit(
                 F[rows], target, sample_weight=weight
             )
-        coef[j], intercept[j] = svm.coef_[0], svm.intercept_[0]
+        coef[i], intercept[i] = svm.coef_[0], svm.intercept_[0]
 
     if n_jobs is None or n_jobs == 1:
-        for j in range(k):
-            fit(j)
+        for i in range(targets.size):
+            fit(i)
     else:  # each class writes its own row: the threads share nothing else
-        Parallel(n_jobs=n_jobs, prefer="threads")(delayed(fit)(j) for j in range(k))
+        Parallel(n_jobs=n_jobs, prefer="threads")(delayed(fit)(i) for i in range(targets.size))
     return coef, intercept
 
 
@@ -167,8 +175,10 @@ def _hardest_negatives(
     coef: NDArray[np.float64],
     intercept: NDArray[np.float64],
     n_hard: int,
+    targets: NDArray[np.intp],
 ) -> list[NDArray[np.intp]]:
-    """Per class, the ``n_hard`` rows of other classes with the highest decision values."""
+    """Per class ``targets[i]`` (its SVM ``coef[i]``), the ``n_hard`` rows of other classes
+    with the highest decision values."""
     hard: list[NDArray[np.intp]] = []
     for start in range(0, coef.shape[0], _CLASS_BLOCK):
         D = (
@@ -177,7 +187,7 @@ def _hardest_negatives(
         )
         for c in range(D.shape[1]):
             d = D[:, c]
-            d[yi == start + c] = -np.inf
+            d[yi == targets[start + c]] = -np.inf
             negatives = np.count_nonzero(np.isfinite(d))
             if negatives <= n_hard:
                 hard.append(np.flatnonzero(np.isfinite(d)))

@@ -163,8 +163,11 @@ class ReclusterInput:
     #: (``kept_model.training_key``) or from one that changed too little to fit it again
     #: at its size (``kept_model.model_despite_changes``): kept instead of fitted again.
     #: ``X_place`` then holds only the rows of ``rows`` (the others are zero: nothing reads
-    #: them).
+    #: them), or with ``new_folders`` every training row.
     kept_model: StoredModel | None = None
+    #: Folders the kept model was not fitted on (created since): the recluster adds their
+    #: SVMs to it (core ``add_folders``).
+    new_folders: frozenset[tuple[str, ...]] = frozenset()
     #: What the placement model was fitted from, stored with it for the next recluster
     #: (``kept_model.model_despite_changes``).
     training: TrainingRecord | None = None
@@ -382,7 +385,7 @@ def load_inputs(
     states: dict[str, tuple[core.CrossValidated, int]] = _previous_cv(
         newest, user_id, filed_total, options.cv_reuse_max_change
     )
-    kept, changes = None, 0
+    kept, changes, new_folders = None, 0, frozenset[tuple[str, ...]]()
     if options.placement_reuse:
         labeled = {p for p in labels if p is not None} | {
             paths[f] for _, f in answered if f in paths
@@ -390,18 +393,23 @@ def load_inputs(
         kept = kept_model(newest, placement_key, labeled)
         if kept is None:
             found = model_despite_changes(newest, training, folder_path, options)
-            kept, changes = found if found is not None else (None, 0)
+            if found is not None:
+                kept, changes, new_folders = found
         elif kept.training is not None:
             changed, removed = training.changed_since(kept.training)
             changes = len(changed) + removed
     if kept is not None and kept.training is not None:
-        training = kept.training  # the record of what the kept model was fitted from
+        # The record of what the kept model was fitted from, and of what the SVMs of new
+        # folders will be: their documents as they are now.
+        in_new = [d for d, path in folder_path.items() if path in new_folders]
+        training = kept.training.with_documents(training, in_new)
     if kept is not None:
         # The kept model's own features, fitted on these training texts: only the
         # dendrogram's rows are read (the served tree), so only they are analysed; at
-        # 100,000 filed documents that skips an analysis of every filed text.
+        # 100,000 filed documents that skips an analysis of every filed text. New folders'
+        # SVMs train against every training document, so then all are.
         place_features = kept.features
-        needed = sorted(set(order_rows))
+        needed = sorted(set(order_rows) | ({row_of[d] for d in trained} if new_folders else set()))
         select_rows = sp.csr_matrix(
             (np.ones(len(needed)), (needed, np.arange(len(needed)))),
             shape=(len(wanted), len(needed)),
@@ -446,6 +454,7 @@ def load_inputs(
         self_label_cv=states["self_label"][0] if "self_label" in states else None,
         cv_filed_totals={name: total for name, (_, total) in states.items()},
         kept_model=kept,
+        new_folders=new_folders,
         training=training,
         stats={
             "exemplars": len(labeled_rows),
@@ -456,6 +465,7 @@ def load_inputs(
             "explicit_triples": len(explicit),
             "placement_key": placement_key,
             "placement_changes_since_fit": changes,
+            "placement_folders_added": len(new_folders),
         },
     )
 
@@ -595,9 +605,15 @@ def _placement_model(
     )
     triples = np.asarray(inputs.triples, dtype=np.intp).reshape(-1, 3)
     if inputs.kept_model is not None:
-        placement = inputs.kept_model.placement.for_collection(
-            labels_fit, triples=triples if len(triples) else None
-        )
+        placement = inputs.kept_model.placement
+        if inputs.new_folders:
+            placement = core.add_folders(
+                placement,
+                _placement_features(inputs)[fit_rows],
+                labels_fit,
+                sample_weight=sample_weight,
+            )
+        placement = placement.for_collection(labels_fit, triples=triples if len(triples) else None)
         return placement, True
     # No biHAC weights: they live in the clustering's term space, and they lowered
     # placement (docs/placement.md); the model learns its own term weights.

@@ -14,7 +14,8 @@ A few moves or filings change the training, and at that size a fit would again b
 the recluster while changing nothing it serves. There the model is kept despite them
 (:func:`model_despite_changes`), by the record each archive keeps of the training documents
 it was fitted from (``stored_model.TrainingRecord``), until the documents changed since the
-fit pass a share of the training or of a folder.
+fit pass a share of the training or of a folder. A folder created since the fit gets its
+SVM added to the kept model (core ``add_folders``) instead of a fit of all.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import json
 import logging
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 import numpy as np
 from sqlalchemy import select
@@ -131,25 +133,36 @@ def _model_knowing(data: bytes, folders: Iterable[tuple[str, ...]]) -> StoredMod
 FOLDER_MAX_CHANGE = 0.2
 
 
+class KeptDespiteChanges(NamedTuple):
+    """What :func:`model_despite_changes` keeps: the model, how many of its training
+    documents changed since its fit, and the folders it was not fitted on, whose SVMs the
+    recluster adds (core ``add_folders``)."""
+
+    model: StoredModel
+    changes: int
+    new_folders: frozenset[tuple[str, ...]]
+
+
 def model_despite_changes(
     newest: tuple[bytes, dict] | None,
     record: TrainingRecord,
     folder_of: Mapping[int, tuple[str, ...]],
     options: ReclusterSettings,
-) -> tuple[StoredModel, int] | None:
+) -> KeptDespiteChanges | None:
     """The model of :func:`newest_model`, kept although its training changed a little since
     it was fitted, when a fit is too costly for so little (docs/recluster.md, "Kept
-    placement model"); with the number of training documents changed. None: fit anew.
+    placement model"). None: fit anew.
 
     ``record``: this recluster's training; ``folder_of``: the folder path of each of its
     documents. Kept only above ``options.placement_update_min_pairs`` training documents x
-    folders (where the SVMs are sampled and a fit takes minutes), with the same settings
-    and folders, while the documents added, refiled, edited or removed since the fit are at
-    most ``options.placement_update_max_share`` of the training and at most
-    :data:`FOLDER_MAX_CHANGE` of any folder's. At that size a refit with a few more
-    documents served the same tree (measured in docs/recluster.md), and a
+    folders (where the SVMs are sampled and a fit takes minutes), with the same settings,
+    while the documents added, refiled, edited or removed since the fit are at most
+    ``options.placement_update_max_share`` of the training and at most
+    :data:`FOLDER_MAX_CHANGE` of any folder the model knows. At that size a refit with a
+    few more documents served the same tree (measured in docs/recluster.md), and a
     passive-aggressive step per changed document, as the instant suggestions take, served
-    a worse one.
+    a worse one. A folder created since the fit (all its documents changed) does not end
+    the keeping: the recluster adds its SVM.
     """
     n = len(record.ids)
     size = Counter(folder_of.values())
@@ -168,7 +181,10 @@ def model_despite_changes(
     if len(changed) + removed > options.placement_update_max_share * n:
         return None
     into = Counter(folder_of[d] for d in changed)
-    if any(count > FOLDER_MAX_CHANGE * size[f] for f, count in into.items()):
-        return None  # also a new folder: all its documents changed
-    model = _model_knowing(newest[0], size)
-    return None if model is None else (model, len(changed) + removed)
+    over = {f for f, count in into.items() if count > FOLDER_MAX_CHANGE * size[f]}
+    if any(into[f] < size[f] for f in over):
+        return None  # a folder the model knows changed too much
+    model = _model_knowing(newest[0], set(size) - over)
+    if model is None or over & set(model.placement.folders_):
+        return None  # every document of a known folder replaced: its SVM is stale
+    return KeptDespiteChanges(model, len(changed) + removed, frozenset(over))

@@ -51,6 +51,17 @@ class TrainingRecord:
         removed = int(np.isin(earlier.ids, self.ids, invert=True).sum())
         return changed, removed
 
+    def with_documents(self, current: TrainingRecord, ids: list[int]) -> TrainingRecord:
+        """This record with the documents ``ids`` as ``current`` records them (added, or
+        their entries replaced): what a model fitted from this training and then given
+        the SVMs of those documents' new folders (core ``add_folders``) learned from."""
+        take = np.isin(current.ids, np.asarray(ids, dtype=np.int64))
+        keep = np.isin(self.ids, current.ids[take], invert=True)
+        merged = np.concatenate([self.ids[keep], current.ids[take]])
+        digests = np.concatenate([self.digests[keep], current.digests[take]])
+        order = np.argsort(merged, kind="stable")
+        return TrainingRecord(merged[order], digests[order], self.settings)
+
     def to_arrays(self) -> dict[str, NDArray[Any]]:
         return {
             "ids": self.ids,
