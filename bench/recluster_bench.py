@@ -24,6 +24,8 @@ recluster sees only the filed documents, then the new ones are posted through th
 the recluster that places them is timed (``after_arrivals``); then ``--moves`` new
 documents are filed where they belong and the recluster after them is timed
 (``after_moves``). Both reuse the first version's cross-validated placement quantities.
+With ``--new-folder N`` the person then makes a folder beside a leaf and files ``N`` of
+that leaf's unfiled documents in it, as when accepting a proposal (``after_new_folder``).
 Usage::
 
     python bench/recluster_bench.py                     # both modes, defaults
@@ -31,6 +33,7 @@ Usage::
     python bench/recluster_bench.py --modes inprocess --n-jobs 1
     python bench/recluster_bench.py --redis redis://127.0.0.1:6379/14
     python bench/recluster_bench.py --modes embedded --arrive-later --moves 10
+    python bench/recluster_bench.py --modes embedded --arrive-later --moves 10 --new-folder 5
     python bench/recluster_bench.py --modes inprocess --folders 150 --filed 132 --new 1 \
         --min-words 22      # ~20,000 filed documents of ~22 words: scale, not realism
     python bench/recluster_bench.py --modes inprocess --synthetic 10 10 10 --filed 100 \
@@ -219,6 +222,7 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
             # since its fit when it was kept despite them.
             "placement_model_kept": version.get("placement_model_kept"),
             "placement_changes_since_fit": version.get("placement_changes_since_fit"),
+            "placement_folders_added": version.get("placement_folders_added"),
             **job["memory"],
         }
 
@@ -242,10 +246,12 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
                     truth[posted.json()["document"]["id"]] = folder
                 arrivals = figures(*recluster(client))
             after: dict[str, Any] | None = None
+            filed_ids: set[int] = set()
             if args.moves:
                 # The person files a few new documents where they belong, as after reading
                 # the tree; the recluster that follows is the one they wait for.
                 for d in sorted(truth)[: args.moves]:
+                    filed_ids.add(d)
                     moved = client.patch(
                         f"/api/documents/{d}",
                         headers=headers,
@@ -254,6 +260,32 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
                     if moved.status_code != 200:
                         raise SystemExit(f"move of {d}: {moved.status_code} {moved.text[:200]}")
                 after = figures(*recluster(client))
+            new_folder: dict[str, Any] | None = None
+            if args.new_folder:
+                # The person makes a folder beside a leaf and files N of that leaf's unfiled
+                # documents in it, as when accepting a proposal.
+                leaf = truth[max(truth)]
+                parent = parents[folder_of_path[leaf]][0]
+                made = client.post(
+                    "/api/folders",
+                    headers=headers,
+                    json={"name": f"{leaf.split('/')[-1]}-new", "parent_id": parent},
+                )
+                if made.status_code != 201:
+                    raise SystemExit(f"new folder: {made.status_code} {made.text[:200]}")
+                chosen = [d for d in sorted(truth) if truth[d] == leaf and d not in filed_ids]
+                if not chosen:
+                    raise SystemExit(f"new folder: no unfiled document of {leaf} left")
+                for d in chosen[: args.new_folder]:
+                    filed = client.patch(
+                        f"/api/documents/{d}",
+                        headers=headers,
+                        json={"folder_id": made.json()["id"]},
+                    )
+                    if filed.status_code != 200:
+                        raise SystemExit(f"filing of {d}: {filed.status_code} {filed.text[:200]}")
+                    del truth[d]  # filed: no longer placed
+                new_folder = figures(*recluster(client))
     finally:
         if worker is not None:
             worker.stop()
@@ -271,6 +303,7 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         "folders": args.folders,
         "after_arrivals": arrivals,
         "after_moves": after,
+        "after_new_folder": new_folder,
         # The whole bench process (seeding, API, worker thread): a bound from above.
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         # Redis mode: the separate worker process alone (the largest child waited for).
@@ -413,7 +446,17 @@ def main() -> None:
         help="embedded/redis: then move this many new documents to their folders and "
         "time the recluster after them (0: only the first)",
     )
+    parser.add_argument(
+        "--new-folder",
+        type=int,
+        default=0,
+        metavar="N",
+        help="embedded/redis: then make a folder beside a leaf, file N of its unfiled "
+        "documents in it, and time the recluster after that",
+    )
     args = parser.parse_args()
+    if args.new_folder < 0 or args.moves < 0:
+        parser.error("--moves and --new-folder must be >= 0")
     for mode in args.modes.split(","):
         print(json.dumps(run_mode(mode, args)), flush=True)
 

@@ -1,5 +1,5 @@
 """bench/recluster_bench.py end to end on a small slice of python-docs: the reclusters after
-new arrivals and after moves reuse the first version's cross-validation."""
+new arrivals, after moves and after a new folder reuse the first version's cross-validation."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ BENCH = Path(__file__).resolve().parents[2] / "bench" / "recluster_bench.py"
 
 def test_arrivals_and_moves_recluster_with_kept_cross_validation(tmp_path):
     args = ["--modes", "embedded", "--folders", "6", "--filed", "8", "--new", "2"]
-    args += ["--r-max", "3", "--arrive-later", "--moves", "2", "--corpus", str(PYTHON_DOCS)]
+    args += ["--r-max", "3", "--arrive-later", "--moves", "2", "--new-folder", "2"]
+    args += ["--corpus", str(PYTHON_DOCS)]
     # The bench leaves its data directories in TMPDIR for inspection: here, the test's.
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     done = subprocess.run(
@@ -38,3 +39,8 @@ def test_arrivals_and_moves_recluster_with_kept_cross_validation(tmp_path):
     assert record["after_moves"]["placement_changes_since_fit"] == 0
     # 12 new documents of 6 pages, each filed beside 8 slices of its own page: most land home.
     assert record["after_arrivals"]["placed_in_own_folder"] >= 0.5
+    # A new folder: below the update size its placement model is fitted anew, on the
+    # kept cross-validation (the new folder's documents count as change).
+    made = record["after_new_folder"]
+    assert (made["placement_model_kept"], made["placement_folders_added"]) == (False, 0)
+    assert made["cross_validation_reused"]["placement"] is True
