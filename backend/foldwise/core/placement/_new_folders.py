@@ -7,8 +7,8 @@ accepted proposal, a folder the person made and filed into) gets the SVM a refit
 it by fitting that one SVM, on the model's own features. What a refit would also change is
 left as fitted: the term weights, LSA directions and cross-validated quantities, and the
 other folders' SVMs, which do not count the new folder's documents among their negatives.
-At 100,000 filed documents in 1,000 folders a refit took about a minute of a recluster
-(docs/recluster.md, "A new folder at 100,000 documents").
+At 100,000 filed documents in 1,000 folders a refit was most of the recluster that followed
+a new folder (docs/recluster.md, "Kept placement model" and "Kept cross-validation").
 """
 
 from __future__ import annotations
