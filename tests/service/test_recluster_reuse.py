@@ -275,9 +275,10 @@ def test_a_training_record_names_what_changed() -> None:
 def test_above_the_update_size_a_new_folder_gets_its_svm_added_to_the_kept_model(
     client: TestClient, rt: Runtime, worker: EmbeddedWorker
 ) -> None:
-    """A folder created since the fit (here: made, and three new documents filed in it)
-    does not make a fit anew where a fit is costly: the recluster adds the folder's SVM to
-    the kept model, and the record takes its documents as they are."""
+    """A folder created since the fit (here: made, three new documents filed in it and one
+    filed document moved in) does not make a fit anew where a fit is costly: the recluster
+    adds the folder's SVM to the kept model, and the record takes the documents new to the
+    training as they are; the moved one keeps its entry."""
     rt.options = fast_options(placement_update_min_pairs=0, placement_update_max_share=1.0)
     alice = seed_small(rt, "alice")
     headers = alice["headers"]
@@ -285,7 +286,10 @@ def test_above_the_update_size_a_new_folder_gets_its_svm_added_to_the_kept_model
     made = client.post("/api/folders", headers=headers, json={"name": "asyncio"})
     assert made.status_code == 201, made.text
     asyncio = next(ids for folder, ids in alice["new"].items() if "asyncio" in folder)
-    for doc_id in asyncio[:3]:
+    first_training = _models(rt, alice["user_id"])[0].training
+    assert first_training is not None
+    moved_in = int(first_training.ids[0])  # a filed document the model trained on
+    for doc_id in [*asyncio[:3], moved_in]:
         filed = client.patch(
             f"/api/documents/{doc_id}", headers=headers, json={"folder_id": made.json()["id"]}
         )
@@ -294,7 +298,7 @@ def test_above_the_update_size_a_new_folder_gets_its_svm_added_to_the_kept_model
 
     stats = client.get("/api/tree/versions", headers=headers).json()[0]["stats"]
     assert stats["placement_model_kept"] is True
-    assert (stats["placement_folders_added"], stats["placement_changes_since_fit"]) == (1, 3)
+    assert (stats["placement_folders_added"], stats["placement_changes_since_fit"]) == (1, 4)
     first, second = _models(rt, alice["user_id"])
     new = [f for f in second.placement.folders_ if f not in first.placement.folders_]
     assert [f[-1] for f in new] == [str(made.json()["id"])]
@@ -303,6 +307,8 @@ def test_above_the_update_size_a_new_folder_gets_its_svm_added_to_the_kept_model
     assert first.training is not None and second.training is not None
     assert set(asyncio[:3]) <= set(second.training.ids.tolist())
     assert not set(asyncio[:3]) & set(first.training.ids.tolist())
+    # The document moved in keeps the fit's entry: its old folder's SVM learned it there.
+    assert second.training.digests[0] == first.training.digests[0]
 
     recluster(client, headers)  # nothing changed: the extended model is kept as it is
     stats = client.get("/api/tree/versions", headers=headers).json()[0]["stats"]

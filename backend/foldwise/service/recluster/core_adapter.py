@@ -400,8 +400,11 @@ def load_inputs(
             changes = len(changed) + removed
     if kept is not None and kept.training is not None:
         # The record of what the kept model was fitted from, and of what the SVMs of new
-        # folders will be: their documents as they are now.
-        in_new = [d for d, path in folder_path.items() if path in new_folders]
+        # folders learn: their documents new to the training, as they are now. Documents
+        # moved in from other folders keep their entries, and so count as changed: the
+        # SVMs of those folders were fitted with them.
+        fitted = set(kept.training.ids.tolist())
+        in_new = [d for d, path in folder_path.items() if path in new_folders and d not in fitted]
         training = kept.training.with_documents(training, in_new)
     if kept is not None:
         # The kept model's own features, fitted on these training texts: only the
