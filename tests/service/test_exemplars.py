@@ -16,6 +16,13 @@ from foldwise.service.recluster import core_adapter
 
 from .recluster_support import fast_options, seed_user
 
+FOUR_FOLDERS = [
+    "python-howtos",
+    "the-python-tutorial",
+    "what-s-new-in-python",
+    "the-python-standard-library/data-types",
+]
+
 
 @pytest.mark.parametrize(
     ("folders", "counts"),
@@ -55,16 +62,10 @@ def test_exemplar_counts_never_exceed_the_settings():
 def test_a_recluster_takes_fewer_exemplars_of_each_folder_when_folders_are_many(
     sqlite_settings: Settings,
 ) -> None:
-    folders = [
-        "python-howtos",
-        "the-python-tutorial",
-        "what-s-new-in-python",
-        "the-python-standard-library/data-types",
-    ]
     # 4 folders x 8 would be 32 exemplars; at most 12: 3 each, 2 nearest and 1 at random.
     rt = app_runtime(sqlite_settings, fast_options(max_exemplars=12))
     try:
-        alice = seed_user(rt, "alice", filed=dict.fromkeys(folders, 12), new={})
+        alice = seed_user(rt, "alice", filed=dict.fromkeys(FOUR_FOLDERS, 12), new={})
         with rt.sessions() as session:
             inputs = core_adapter.load_inputs(
                 session=session, user_id=alice["user_id"], options=rt.options, seed=0
@@ -79,12 +80,6 @@ def test_a_recluster_takes_fewer_exemplars_of_each_folder_when_folders_are_many(
 def test_filing_in_one_folder_leaves_the_other_folders_exemplars(
     sqlite_settings: Settings,
 ) -> None:
-    folders = [
-        "python-howtos",
-        "the-python-tutorial",
-        "what-s-new-in-python",
-        "the-python-standard-library/data-types",
-    ]
     first = "python-howtos"  # its documents come first, so its draws came first
     rt = app_runtime(sqlite_settings, fast_options(max_exemplars=12))
 
@@ -100,7 +95,7 @@ def test_filing_in_one_folder_leaves_the_other_folders_exemplars(
         return out
 
     try:
-        alice = seed_user(rt, "alice", filed=dict.fromkeys(folders, 12), new={first: 5})
+        alice = seed_user(rt, "alice", filed=dict.fromkeys(FOUR_FOLDERS, 12), new={first: 5})
         before = exemplars()
         with rt.sessions() as session:
             target = session.scalar(

@@ -14,18 +14,15 @@ a new folder (docs/recluster.md, "Kept placement model" and "Kept cross-validati
 from __future__ import annotations
 
 import copy
-import warnings
 from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.svm import LinearSVC
 
 from foldwise.core._hierarchy import FolderPath
 from foldwise.core.placement._placement import FolderPlacement, _scale_columns
-from foldwise.core.placement._sampled_svm import sampled_one_vs_rest
+from foldwise.core.placement._sampled_svm import binary_svm, sampled_one_vs_rest
 
 
 def add_folders(
@@ -118,10 +115,7 @@ def _one_vs_rest(
         if positive.all():  # no other folder to tell it from
             intercept[i] = 1.0
             continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            svm = LinearSVC(C=model.C, random_state=model.random_state).fit(
-                F, positive, sample_weight=sw
-            )
-        coef[i], intercept[i] = svm.coef_[0], svm.intercept_[0]
+        coef[i], intercept[i] = binary_svm(
+            F, positive, sw, C=model.C, random_state=model.random_state
+        )
     return coef, intercept

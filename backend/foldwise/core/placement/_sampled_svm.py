@@ -149,12 +149,7 @@ def _fit_each(
         target[: members[j].size] = 1
         weight = sw[rows].copy()
         weight[members[j].size + hard[i].size :] *= scale
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            svm = LinearSVC(C=C, random_state=random_state).fit(
-                F[rows], target, sample_weight=weight
-            )
-        coef[i], intercept[i] = svm.coef_[0], svm.intercept_[0]
+        coef[i], intercept[i] = binary_svm(F[rows], target, weight, C=C, random_state=random_state)
 
     if n_jobs is None or n_jobs == 1:
         for i in range(targets.size):
@@ -162,6 +157,23 @@ def _fit_each(
     else:  # each class writes its own row: the threads share nothing else
         Parallel(n_jobs=n_jobs, prefer="threads")(delayed(fit)(i) for i in range(targets.size))
     return coef, intercept
+
+
+def binary_svm(
+    F: sp.csr_matrix,
+    positive: NDArray[np.integer] | NDArray[np.bool_],
+    weight: NDArray[np.floating],
+    *,
+    C: float,
+    random_state: int,
+) -> tuple[NDArray[np.float64], float]:
+    """One liblinear SVM of the rows marked ``positive`` against the others: coef
+    (n_features,), intercept. Not converging within liblinear's iterations is not an
+    error here: the one-vs-rest fits stop there too."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        svm = LinearSVC(C=C, random_state=random_state).fit(F, positive, sample_weight=weight)
+    return svm.coef_[0], float(svm.intercept_[0])
 
 
 #: Classes scored at a time when mining hard negatives: a (n_docs, 64) block of decision

@@ -403,8 +403,10 @@ def load_inputs(
         # folders learn: their documents new to the training, as they are now. Documents
         # moved in from other folders keep their entries, and so count as changed: the
         # SVMs of those folders were fitted with them.
-        fitted = set(kept.training.ids.tolist())
-        in_new = [d for d, path in folder_path.items() if path in new_folders and d not in fitted]
+        in_new: list[int] = []
+        if new_folders:
+            fitted = set(kept.training.ids.tolist())
+            in_new = [d for d, p in folder_path.items() if p in new_folders and d not in fitted]
         training = kept.training.with_documents(training, in_new)
     if kept is not None:
         # The kept model's own features, fitted on these training texts: only the
