@@ -8,7 +8,7 @@ import re
 import zipfile
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 from sqlalchemy.orm import Session
 
 from foldwise.service.db import make_engine
@@ -213,6 +213,38 @@ def test_move_to_picker_files_a_document(page: Page, user: str) -> None:
     # The move holds after a reload: it is stored, not only drawn.
     page.reload()
     expect(cooking.locator(".node.doc:not(.suggested)", has_text="recipe")).to_have_count(1)
+
+
+def test_a_tree_read_while_a_move_is_in_flight_does_not_undo_it(page: Page, user: str) -> None:
+    # A job that ends while a move is on its way reloads the tree; the server may answer that
+    # read before it has the move. Both are held here: the move's request, and every job read
+    # (so that no later job reload can mend the tree by chance).
+    login(page, user)
+    import_corpus(page, per_folder=2)
+    page.click("#upload-btn")
+    page.set_input_files(
+        "#file-input", files=[payload("recipe.txt", topic_text("cooking", 9).encode())]
+    )
+    expect(page.locator("#upload-results tbody tr").last).to_have_attribute("data-status", "stored")
+    page.route("**/api/jobs**", lambda route: None)
+    held: list[Route] = []
+    page.route("**/api/critiques", lambda route: held.append(route))
+    page.fill("#search", "recipe oven")
+    page.locator("#search-results li", has_text="unfiled").click()
+    page.click("#move-btn")
+    page.fill("#move-filter", "cook")
+    expect(page.locator("#move-list li[data-folder]")).to_have_count(1)
+    with page.expect_request("**/api/critiques"):
+        page.press("#move-filter", "Enter")
+    # The read the job's end starts, answered by a server that has not seen the move yet.
+    page.evaluate("() => window.foldwise.loadTree().then(() => null)")
+    assert len(held) == 1
+    held[0].continue_()
+    cooking = page.locator("#tree > .folder").filter(
+        has=page.locator(":scope > .row > .name", has_text=re.compile("^cooking$"))
+    )
+    expect(cooking.locator(".node.doc:not(.suggested)", has_text="recipe")).to_have_count(1)
+    expect(page.locator("#tree .node.doc", has_text="recipe")).to_have_count(1)
 
 
 def test_each_person_sees_only_their_own_documents(page: Page, user: str, server: Server) -> None:

@@ -35,11 +35,16 @@ export async function api(method, url, body) {
     headers["Content-Type"] = "application/json";
     opts.body = JSON.stringify(body);
   }
+  const write = method !== "GET";
+  if (write) { state.writes += 1; state.writesSent += 1; }
   let res;
   try {
     res = await fetch(url, opts);
   } catch (err) {
     throw new ApiError(0, "cannot reach the server; check your connection");
+  } finally {
+    // The tree listens: a read it set aside while this change was in flight is done now.
+    if (write && --state.writes === 0) document.dispatchEvent(new CustomEvent("foldwise:writes-settled"));
   }
   if (res.status === 401) {
     sessionExpired();

@@ -98,8 +98,18 @@ export async function loadTree() {
     fail(err, "Could not load suggestions");
     return null;
   });
+  const sent = state.writesSent;
   const [base, ext] = await Promise.all([api("GET", "/api/folders/tree?include_documents=true"), extPromise]);
   const fetched = performance.now();
+  if (state.tree && (state.writes > 0 || state.writesSent !== sent)) {
+    // A change (a move shown at once, say) was in flight while this tree was read: the
+    // answer may predate it, and drawing it would undo what the page already shows. Read
+    // again once every change is answered.
+    state.treeWanted = true;
+    if (state.writes === 0) return loadTree();
+    return state.tree;
+  }
+  state.treeWanted = false;
   state.tree = buildTree(base, ext);
   state.version = state.tree.version;
   revealNewProposals();
@@ -110,6 +120,8 @@ export async function loadTree() {
   state.timings = { fetch: fetched - started, build: built - fetched, render: drawn - built, total: drawn - started };
   return state.tree;
 }
+
+document.addEventListener("foldwise:writes-settled", () => { if (state.treeWanted) refreshTree(); });
 
 /** Open the folders that hold proposals the person has not seen yet (once per proposal). */
 export function revealNewProposals() {

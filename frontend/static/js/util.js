@@ -29,6 +29,9 @@ export const state = {
   multi: new Set(),      // ids of the documents selected together (Ctrl/Shift-click, checkboxes)
   anchor: null,          // the document a Shift-click selects from
   openProposal: null,    // {key, name, docIds} of the proposal shown in the main area
+  writes: 0,             // changes sent to the server and not answered yet
+  writesSent: 0,         // changes sent so far (a tree read across one of them may predate it)
+  treeWanted: false,     // a tree read was set aside for a change in flight; read again after it
 };
 
 export function pct(x) { return `${Math.round(100 * x)}%`; }

@@ -479,11 +479,8 @@ def _texts(session: Session, doc_ids: list[int]) -> dict[int, str]:
     """Text of each of ``doc_ids`` that still exists."""
     texts: dict[int, str] = {}
     for chunk in in_chunks(doc_ids):
-        texts.update(
-            session.execute(select(Document.id, Document.text).where(Document.id.in_(chunk)))
-            .tuples()
-            .all()
-        )
+        rows = session.execute(select(Document.id, Document.text).where(Document.id.in_(chunk)))
+        texts.update((doc_id, text) for doc_id, text in rows)
     return texts
 
 
