@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, FilePayload, Page, sync_playwright
+from playwright.sync_api import Browser, FilePayload, Page, expect, sync_playwright
 
 from conftest import unavailable
 
@@ -169,6 +169,9 @@ def open_page(browser: Browser, server: Server, **context_options: Any) -> Itera
     A generator for fixtures to ``yield from``."""
     context = browser.new_context(base_url=server.url, **context_options)
     context.set_default_timeout(15_000)
+    # The same patience for assertions (5 s by default): a CI machine running the whole
+    # suite on two cores can take longer than that to finish a background job.
+    expect.set_options(timeout=15_000)
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
