@@ -1,5 +1,6 @@
 """A fitted placement model taught a folder created after its fit (core ``add_folders``):
-the new folder's SVM is the one a refit trains for it, every other part stays the fit's."""
+the new folder's SVM is the one a refit trains for it, every other part stays the fit's;
+and rid of a folder gone since (``remove_folders``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 from synthetic_topics import family_corpus
 
-from foldwise.core import FolderPlacement, add_folders
+from foldwise.core import FolderPlacement, add_folders, remove_folders
 from foldwise.core.placement._sampled_svm import sampled_one_vs_rest
 
 
@@ -88,3 +89,30 @@ def test_rows_must_match_folders_and_terms() -> None:
         add_folders(fitted, X, labels[:-1])
     with pytest.raises(ValueError, match="terms"):
         add_folders(fitted, X[:, :-1], labels)
+
+
+def test_a_removed_folder_is_never_predicted_and_the_others_keep_their_svms() -> None:
+    X, y = family_corpus(5, families=3, per_family=3)
+    labels = _labels(y)
+    fitted = FolderPlacement(representation="plain").fit(X, labels)
+    gone = labels[0]
+
+    removed = remove_folders(fitted, [gone, ("never", "there")])
+
+    keep = [j for j, f in enumerate(fitted.folders_) if f != gone]
+    assert removed.folders_ == [fitted.folders_[j] for j in keep]
+    # The oracle: the fit's decisions without the removed folder's column.
+    np.testing.assert_array_equal(
+        removed.decision_function(X), fitted.decision_function(X)[:, keep]
+    )
+    assert gone not in set(removed.predict(X))
+    proba = removed.predict_proba(X)
+    assert proba.shape == (X.shape[0], len(keep))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert removed.labeled_per_folder_.tolist() == fitted.labeled_per_folder_[keep].tolist()
+    # The fitted collection's rows of the removed folder are unlabeled now.
+    assert [f is None for f in removed._fit_labels] == [f == gone for f in labels]
+    assert gone in fitted.folders_  # the fitted model is unchanged
+    assert remove_folders(fitted, [("never", "there")]) is fitted
+    with pytest.raises(ValueError, match="leaves no model"):
+        remove_folders(fitted, fitted.folders_)

@@ -315,3 +315,48 @@ def test_above_the_update_size_a_new_folder_gets_its_svm_added_to_the_kept_model
     assert (stats["placement_model_kept"], stats["placement_folders_added"]) == (True, 0)
     third = _models(rt, alice["user_id"])[-1]
     np.testing.assert_array_equal(third.placement.coef_, second.placement.coef_)
+
+
+def test_above_the_update_size_a_folder_deleted_or_moved_loses_its_svm(
+    client: TestClient, rt: Runtime, worker: EmbeddedWorker
+) -> None:
+    """A folder deleted since the fit (its documents unfiled) is gone from the next tree even
+    where a fit is costly and the model is kept: its SVM is removed, so that no document is
+    placed in it (before, the kept model served the deleted folder's id)."""
+    rt.options = fast_options(placement_update_min_pairs=0, placement_update_max_share=1.0)
+    alice = seed_small(rt, "alice")
+    headers = alice["headers"]
+    recluster(client, headers)
+    folders = {f["name"]: f["id"] for f in client.get("/api/folders", headers=headers).json()}
+    gone = folders["what-s-new-in-python"]
+    deleted = client.delete(f"/api/folders/{gone}", headers=headers)
+    assert deleted.status_code in (200, 204), deleted.text
+    recluster(client, headers)
+
+    stats = client.get("/api/tree/versions", headers=headers).json()[0]["stats"]
+    assert stats["placement_model_kept"] is True
+    assert stats["placement_folders_removed"] == 1
+    first, second = _models(rt, alice["user_id"])
+    assert [f[-1] for f in first.placement.folders_ if f not in second.placement.folders_] == [
+        str(gone)
+    ]
+    tree = client.get("/api/tree/extended", headers=headers).json()
+    placed = {p["document_id"]: p for p in tree["placements"]}
+    assert deleted.json()["documents_unfiled"] == SMALL_FILED["what-s-new-in-python"]
+    live = set(folders.values()) - {gone}
+    for p in placed.values():
+        assert {p["best_folder_id"], p["confident_folder_id"]} <= live | {None}
+        assert p["folder_id"] in live or isinstance(p["folder_id"], str)
+    assert gone not in {f["id"] for f in tree["folders"]}
+
+    # A folder moved under another changes its path: the old path's SVM goes, the new
+    # one's is added, and the folder is served once, under its new parent.
+    moved, parent = folders["python-howtos"], folders["the-python-tutorial"]
+    patched = client.patch(f"/api/folders/{moved}", headers=headers, json={"parent_id": parent})
+    assert patched.status_code == 200, patched.text
+    recluster(client, headers)
+    stats = client.get("/api/tree/versions", headers=headers).json()[0]["stats"]
+    assert stats["placement_model_kept"] is True
+    assert (stats["placement_folders_added"], stats["placement_folders_removed"]) == (1, 1)
+    third = _models(rt, alice["user_id"])[-1]
+    assert sum(f[-1] == str(moved) for f in third.placement.folders_) == 1

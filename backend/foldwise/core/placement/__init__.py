@@ -6,8 +6,8 @@ proposed folders in a dendrogram, and ``_extended_tree`` puts the three together
 ``_novelty`` is the open-set test by neighbourhood, ``_questions`` chooses the "which is
 closer?" question worth asking. ``_suggest`` places one new document at
 once with a stored model (no recluster), ``_new_folders`` gives a fitted model the SVMs of
-folders created since its fit. ``_cross_validated`` keeps what a fit learned by
-cross-validation (:class:`CrossValidated`) for the next fit to reuse.
+folders created since its fit and takes those of folders gone. ``_cross_validated`` keeps
+what a fit learned by cross-validation (:class:`CrossValidated`) for the next fit to reuse.
 """
 
 from foldwise.core.placement._cross_validated import CrossValidated
@@ -19,7 +19,7 @@ from foldwise.core.placement._extended_tree import (
     proposal_f_score,
 )
 from foldwise.core.placement._levels import Placement
-from foldwise.core.placement._new_folders import add_folders
+from foldwise.core.placement._new_folders import add_folders, remove_folders
 from foldwise.core.placement._novelty import neighbourhood_novelty, neighbourhood_p_values
 from foldwise.core.placement._placement import FolderPlacement
 from foldwise.core.placement._proposals import same_proposal
@@ -47,6 +47,7 @@ __all__ = [
     "neighbourhood_novelty",
     "neighbourhood_p_values",
     "proposal_f_score",
+    "remove_folders",
     "restrict_closer",
     "same_proposal",
     "suggest",

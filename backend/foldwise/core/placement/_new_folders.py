@@ -1,4 +1,5 @@
-"""A fitted placement model taught folders it was not fitted on, without a refit.
+"""A fitted placement model taught folders it was not fitted on, or rid of folders that are
+gone, without a refit.
 
 One-vs-rest SVMs are independent of each other: a folder's SVM is its own documents
 against every other labeled document (or, above ``max_svm_pairs``, against its hardest
@@ -9,12 +10,16 @@ left as fitted: the term weights, LSA directions and cross-validated quantities,
 other folders' SVMs, which do not count the new folder's documents among their negatives.
 At 100,000 filed documents in 1,000 folders a refit was most of the recluster that followed
 a new folder (docs/recluster.md, "Kept placement model" and "Kept cross-validation").
+
+A folder deleted (or emptied, or moved under another parent, which changes its path) since
+the fit loses its SVM the same way (:func:`remove_folders`): a kept model must never place
+a document in a folder that is not there.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -119,3 +124,35 @@ def _one_vs_rest(
             F, positive, sw, C=model.C, random_state=model.random_state
         )
     return coef, intercept
+
+
+def remove_folders(model: FolderPlacement, folders: Collection[FolderPath]) -> FolderPlacement:
+    """A copy of ``model`` without the SVMs of ``folders`` (those it knows; others are
+    ignored).
+
+    The other folders' SVMs stay as fitted: they learned the removed folders' documents as
+    negatives, which a refit without those documents would not. Their decisions are the
+    fit's, so the posteriors are the softmax over the remaining folders (``temperature_``
+    as fitted). Rows of the fitted collection labeled with a removed folder become
+    unlabeled.
+
+    Returns ``model`` itself when it knows none of ``folders``; ``ValueError`` when no
+    folder would remain.
+    """
+    model._check_fitted()
+    gone = {tuple(f) for f in folders} & set(model.folders_)
+    if not gone:
+        return model
+    keep = np.array([j for j, f in enumerate(model.folders_) if f not in gone], dtype=np.intp)
+    if keep.size == 0:
+        raise ValueError("removing every folder leaves no model; fit one instead")
+    column = {int(j): i for i, j in enumerate(keep)}
+    removed = copy.copy(model)
+    removed.__dict__.pop("_coef_t", None)  # cached transpose of the old coef_
+    removed.folders_ = [model.folders_[j] for j in keep]
+    removed.coef_ = model.coef_[keep]
+    removed.intercept_ = model.intercept_[keep]
+    removed.labeled_per_folder_ = model.labeled_per_folder_[keep]
+    removed.cv_labeled_per_folder_ = model.cv_labeled_per_folder_[keep]
+    removed._fit_labels = [None if j is None else column.get(j) for j in model._fit_labels]
+    return removed

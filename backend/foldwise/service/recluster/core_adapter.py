@@ -168,6 +168,9 @@ class ReclusterInput:
     #: Folders the kept model was not fitted on (created since): the recluster adds their
     #: SVMs to it (core ``add_folders``).
     new_folders: frozenset[tuple[str, ...]] = frozenset()
+    #: Folders the kept model knows that hold no training document now (deleted, emptied,
+    #: moved under another parent): the recluster removes their SVMs (core ``remove_folders``).
+    gone_folders: frozenset[tuple[str, ...]] = frozenset()
     #: What the placement model was fitted from, stored with it for the next recluster
     #: (``kept_model.model_despite_changes``).
     training: TrainingRecord | None = None
@@ -385,7 +388,8 @@ def load_inputs(
     states: dict[str, tuple[core.CrossValidated, int]] = _previous_cv(
         newest, user_id, filed_total, options.cv_reuse_max_change
     )
-    kept, changes, new_folders = None, 0, frozenset[tuple[str, ...]]()
+    kept, changes = None, 0
+    new_folders = gone_folders = frozenset[tuple[str, ...]]()
     if options.placement_reuse:
         labeled = {p for p in labels if p is not None} | {
             paths[f] for _, f in answered if f in paths
@@ -394,7 +398,7 @@ def load_inputs(
         if kept is None:
             found = model_despite_changes(newest, training, folder_path, options)
             if found is not None:
-                kept, changes, new_folders = found
+                kept, changes, new_folders, gone_folders = found
         elif kept.training is not None:
             changed, removed = training.changed_since(kept.training)
             changes = len(changed) + removed
@@ -460,6 +464,7 @@ def load_inputs(
         cv_filed_totals={name: total for name, (_, total) in states.items()},
         kept_model=kept,
         new_folders=new_folders,
+        gone_folders=gone_folders,
         training=training,
         stats={
             "exemplars": len(labeled_rows),
@@ -471,6 +476,7 @@ def load_inputs(
             "placement_key": placement_key,
             "placement_changes_since_fit": changes,
             "placement_folders_added": len(new_folders),
+            "placement_folders_removed": len(gone_folders),
         },
     )
 
@@ -607,7 +613,7 @@ def _placement_model(
     )
     triples = np.asarray(inputs.triples, dtype=np.intp).reshape(-1, 3)
     if inputs.kept_model is not None:
-        placement = inputs.kept_model.placement
+        placement = core.remove_folders(inputs.kept_model.placement, inputs.gone_folders)
         if inputs.new_folders:
             placement = core.add_folders(
                 placement,

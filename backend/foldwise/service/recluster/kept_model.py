@@ -135,12 +135,15 @@ FOLDER_MAX_CHANGE = 0.2
 
 class KeptDespiteChanges(NamedTuple):
     """What :func:`model_despite_changes` keeps: the model, how many of its training
-    documents changed since its fit, and the folders it was not fitted on, whose SVMs the
-    recluster adds (core ``add_folders``)."""
+    documents changed since its fit, the folders it was not fitted on, whose SVMs the
+    recluster adds (core ``add_folders``), and the folders it knows that hold no training
+    document now (deleted, emptied, or moved under another parent), whose SVMs the
+    recluster removes (core ``remove_folders``)."""
 
     model: StoredModel
     changes: int
     new_folders: frozenset[tuple[str, ...]]
+    gone_folders: frozenset[tuple[str, ...]] = frozenset()
 
 
 def model_despite_changes(
@@ -162,7 +165,8 @@ def model_despite_changes(
     few more documents served the same tree (measured in docs/recluster.md), and a
     passive-aggressive step per changed document, as the instant suggestions take, served
     a worse one. A folder created since the fit (all its documents changed) does not end
-    the keeping: the recluster adds its SVM.
+    the keeping: the recluster adds its SVM; nor does a folder gone since: the recluster
+    removes its SVM, so that no document is placed in a folder that is not there.
     """
     n = len(record.ids)
     size = Counter(folder_of.values())
@@ -187,4 +191,7 @@ def model_despite_changes(
     model = _model_knowing(newest[0], set(size) - over)
     if model is None or over & set(model.placement.folders_):
         return None  # every document of a known folder replaced: its SVM is stale
-    return KeptDespiteChanges(model, len(changed) + removed, frozenset(over))
+    gone = frozenset(model.placement.folders_) - set(size)
+    if len(size) < 2:
+        return None  # one folder or none left: nothing a kept model tells apart
+    return KeptDespiteChanges(model, len(changed) + removed, frozenset(over), gone)
