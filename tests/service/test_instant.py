@@ -350,3 +350,19 @@ def test_a_stored_model_marks_its_user(
     with rt.sessions() as session:
         flags = dict(session.execute(select(User.name, User.has_placement_model)).all())
     assert flags["alice"] is True and flags["carol"] is False
+
+
+def test_a_folder_deleted_since_the_fit_is_never_suggested(
+    client: TestClient, api: Api, alice: dict[str, Any]
+) -> None:
+    """The stored model still has the deleted folder's SVM: a document of that folder gets
+    its best folder that still exists (the model without that SVM), not no suggestion."""
+    headers = alice["headers"]
+    gone = _folder_id(_tree(client, headers), HOWTOS)
+    assert client.delete(f"/api/folders/{gone}", headers=headers).status_code == 200
+    howto = api.post(headers, _fresh_text(HOWTOS))["document"]["id"]
+    p = _placement(_tree(client, headers), howto)
+    assert p is not None and p["source"] == "instant"
+    live = {f["id"] for f in client.get("/api/folders", headers=headers).json()}
+    assert p["folder_id"] in live and p["folder_id"] != gone
+    assert p["confident_folder_id"] in live | {None}

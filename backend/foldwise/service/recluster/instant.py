@@ -170,13 +170,16 @@ def _compute(
     if not ids:
         return {}
     answers = [(closer or {}).get(d, []) for d in ids] if closer else None
+    live = set(session.scalars(select(Folder.id).where(Folder.user_id == user_id)))
     try:
-        suggestions = stored_model.suggest(found[1], [docs[d] for d in ids], answers)
+        # A folder deleted since the model was fitted is left out: each document gets its
+        # best folder that still exists, never a dead one.
+        suggestions = stored_model.suggest(found[1], [docs[d] for d in ids], answers, live)
     except Exception:
         log.exception("instant suggestions for user %s failed", user_id)
         return {}
-    live = set(session.scalars(select(Folder.id).where(Folder.user_id == user_id)))
-    # A folder deleted since the model was fitted: no suggestion rather than a dead one.
+    if not suggestions:
+        return {}
     return {
         d: replace(
             s,

@@ -11,7 +11,8 @@ with ``core_adapter.py``, below it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -199,10 +200,19 @@ def suggest(
     model: StoredModel,
     texts: list[str],
     closer: list[list[tuple[int, int]]] | None = None,
+    live_folder_ids: Collection[int] | None = None,
 ) -> list[SuggestionOut]:
     """Where ``model`` puts each of ``texts`` (folder paths end in folder ids, as
     ``ReclusterInput.paths``). ``closer[i]``: answers "document i is closer to the documents
-    of folder a than to those of folder b" as (a, b) folder ids."""
+    of folder a than to those of folder b" as (a, b) folder ids. With ``live_folder_ids``
+    the folders deleted since the fit lose their SVMs first (core ``remove_folders``), so
+    that each text gets its best folder that still exists; ``[]`` when none does."""
+    if live_folder_ids is not None:
+        live = set(live_folder_ids)
+        gone = [f for f in model.placement.folders_ if folder_id_of(f) not in live]
+        if len(gone) == len(model.placement.folders_):
+            return []
+        model = replace(model, placement=core.remove_folders(model.placement, gone))
 
     restrict = None
     if closer is not None:
