@@ -90,11 +90,25 @@ def test_cross_validation_stops_once_enough_documents_are_held_out() -> None:
     folders = [(f"f{c // 8}", f"c{c}") for c in y]
     every = FolderPlacement(representation="plain").fit(X, folders)
     # 1,440 labeled documents: one fold of five holds out 288, so 300 takes two folds.
-    assert FolderPlacement(max_held_out=300)._folds_used(5, y.size) == 2
-    assert every._folds_used(5, y.size) == 5
     two = FolderPlacement(representation="plain", max_held_out=300).fit(X, folders)
+    assert two._folds_used(5, y.size) == 2
+    assert every._folds_used(5, y.size) == 5
 
     assert two.held_out_top_.size == 576 < every.held_out_top_.size == y.size
     # Two folds estimate what five do; the final SVMs are the same.
     assert two.temperature_ == pytest.approx(every.temperature_, rel=0.25)
     np.testing.assert_array_equal(two.coef_, every.coef_)
+
+
+def test_where_the_svms_are_sampled_one_fold_is_cross_validated() -> None:
+    X, y = _families(5)
+    folders = [(f"f{c // 8}", f"c{c}") for c in y]
+    every = FolderPlacement(representation="plain").fit(X, folders)
+    # 1,440 labeled documents x 48 folders = 69,120 pairs, above this max_svm_pairs.
+    sampled = FolderPlacement(representation="plain", max_svm_pairs=60_000).fit(X, folders)
+
+    assert sampled._folds_used(5, y.size) == 1
+    assert sampled.held_out_top_.size == 288 < every.held_out_top_.size == y.size
+    # One fold estimates what five do.
+    assert sampled.temperature_ == pytest.approx(every.temperature_, rel=0.25)
+    assert sampled.novelty_coef_.shape == every.novelty_coef_.shape == (3,)

@@ -119,7 +119,12 @@ class FolderPlacement(BaseEstimator):
         the first fold that brings the held-out documents to this many. Each fold is a
         fit of every folder's SVM, and at 100,000 labeled documents one fold of five holds
         out 20,000: plenty for a temperature and a calibration. Up to 12,500 labeled
-        documents (every corpus of docs/placement.md) every fold runs.
+        documents (every corpus of docs/placement.md) every fold runs. Where the SVMs are
+        sampled (above ``max_svm_pairs``) one fold runs whatever it holds out, more than
+        ``max_svm_pairs / (5 x folders)`` documents (400 at 1,000 folders); each further
+        fold was another fit of a thousand sampled SVMs (biiHAC's self-labeling model on
+        8,000 exemplars in 1,000 folders: 86 s with five folds, 31 s with one;
+        docs/recluster.md, "One fold where the SVMs are sampled").
     n_jobs : int or None, default=None
         Threads for the cross-validation fits (representation selection, temperature,
         novelty), which are independent of each other, and for the final fit's folder
@@ -363,7 +368,11 @@ class FolderPlacement(BaseEstimator):
             raise ValueError(f"n_jobs must be None or a non-zero int, got {self.n_jobs!r}")
 
     def _folds_used(self, n_folds: int, n_labeled: int) -> int:
-        """How many of ``n_folds`` folds hold out ``max_held_out`` documents (all, if fewer)."""
+        """How many of ``n_folds`` folds hold out ``max_held_out`` documents (all, if fewer);
+        one where the SVMs are sampled (labeled documents x folders above
+        ``max_svm_pairs``)."""
+        if n_labeled * len(self.folders_) > self.max_svm_pairs:
+            return 1
         per_fold = max(n_labeled / n_folds, 1.0)
         return int(min(n_folds, np.ceil(self.max_held_out / per_fold)))
 
