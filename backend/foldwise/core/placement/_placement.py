@@ -34,6 +34,7 @@ clusters of the tf-idf space, so methods that trust the cluster assumption lose.
 from __future__ import annotations
 
 import copy
+import functools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias, TypeVar
@@ -228,7 +229,7 @@ class FolderPlacement(BaseEstimator):
             an ordinary filed one: it marks where the boundary was wrong.
         """
         self._check_params()
-        # Set by _fit_temperature when held-out documents can be scored:
+        # Set by the temperature's cross-validation when held-out documents are scored:
         self.calibration_x_ = self.calibration_y_ = self.held_out_top_ = np.zeros(0)
         X = _as_csr(X)
         n_docs, n_terms = X.shape
@@ -275,8 +276,9 @@ class FolderPlacement(BaseEstimator):
                 self.held_out_top_ = kept.held_out_top
                 self.novelty_coef_ = kept.novelty_coef
             else:
-                self.temperature_ = self._fit_temperature(F[labeled], y)
-                self.novelty_coef_ = self._fit_novelty(F[labeled], y)
+                self.temperature_, self.novelty_coef_ = self._fit_temperature_and_novelty(
+                    F[labeled], y
+                )
         self.triples_ = _check_triples(triples, n_docs)
         self._fit_labels = [None if f is None else index[tuple(f)] for f in folders]
         self.n_features_in_ = n_terms
@@ -532,19 +534,39 @@ class FolderPlacement(BaseEstimator):
         coef[present] = c
         return coef, intercept
 
-    def _fit_temperature(self, F: sp.csr_matrix, y: NDArray[np.intp]) -> float:
+    def _fit_temperature_and_novelty(
+        self, F: sp.csr_matrix, y: NDArray[np.intp]
+    ) -> tuple[float, NDArray[np.float64]]:
+        """The temperature (:meth:`_temperature_folds`) and the novelty model
+        (:meth:`_novelty_folds`), their fold fits on one pool of ``n_jobs`` threads.
+
+        The two cross-validations are independent. Each on its own pool left a thread
+        idle whenever its folds did not divide among the threads, and where the SVMs are
+        sampled each runs one fold: one after the other, on one thread, 54 s and 42 s on
+        the generated 100,000-document archive (docs/recluster.md, "Temperature and
+        novelty side by side").
+        """
+        temperature_fits, temperature_from = self._temperature_folds(F, y)
+        novelty_fits, novelty_from = self._novelty_folds(F, y)
+        done = self._parallel(_call, temperature_fits + novelty_fits)
+        k = len(temperature_fits)
+        return temperature_from(done[:k]), novelty_from(done[k:])
+
+    def _temperature_folds(
+        self, F: sp.csr_matrix, y: NDArray[np.intp]
+    ) -> tuple[list[Callable[[], Any]], Callable[[list[Any]], float]]:
         """Softmax temperature minimising the held-out log-loss of the labeled documents.
 
         Each labeled document is scored by SVMs that did not see it, so the posteriors are
         as sure as the classifier is on new documents, not on its own training data.
+        Returns the fold fits to run and the function that turns their results into the
+        temperature (setting the calibration and ``held_out_top_`` on the way).
         """
         rng = np.random.default_rng(self.random_state)
         fold = np.empty(y.size, dtype=np.intp)
         for j in np.unique(y):
             members = np.flatnonzero(y == j)
             fold[members] = rng.permutation(members.size) % self.cv
-        scored = np.zeros(y.size, dtype=bool)
-        parts: list[tuple[NDArray[np.bool_], NDArray[np.float64]]] = []
 
         def fold_decisions(f: int) -> NDArray[np.float64] | None:
             test = fold == f
@@ -557,7 +579,20 @@ class FolderPlacement(BaseEstimator):
             return np.asarray(F[test] @ coef.T) + intercept
 
         used = list(range(self._folds_used(self.cv, y.size)))
-        for f, D_f in zip(used, self._parallel(fold_decisions, used), strict=True):
+        fits: list[Callable[[], Any]] = [functools.partial(fold_decisions, f) for f in used]
+        return fits, functools.partial(self._temperature_from, y, fold, used)
+
+    def _temperature_from(
+        self,
+        y: NDArray[np.intp],
+        fold: NDArray[np.intp],
+        used: list[int],
+        decisions: list[NDArray[np.float64] | None],
+    ) -> float:
+        """The temperature from the held-out ``decisions`` of the folds ``used``."""
+        scored = np.zeros(y.size, dtype=bool)
+        parts: list[tuple[NDArray[np.bool_], NDArray[np.float64]]] = []
+        for f, D_f in zip(used, decisions, strict=True):
             if D_f is not None:
                 test = fold == f
                 known = np.isin(y[test], y[~test])
@@ -623,7 +658,9 @@ class FolderPlacement(BaseEstimator):
             return top
         return np.interp(top, self.calibration_x_, self.calibration_y_)
 
-    def _fit_novelty(self, F: sp.csr_matrix, y: NDArray[np.intp]) -> NDArray[np.float64]:
+    def _novelty_folds(
+        self, F: sp.csr_matrix, y: NDArray[np.intp]
+    ) -> tuple[list[Callable[[], Any]], Callable[[list[Any]], NDArray[np.float64]]]:
         """Logistic model of "belongs to an existing folder" from the top decision values.
 
         New topics are simulated with the labeled data: folders are split into ``cv``
@@ -633,12 +670,13 @@ class FolderPlacement(BaseEstimator):
         Features: the highest decision value and its margin over the second. Both kinds are
         weighted equally: how many new documents come from new topics is not known.
 
-        Returns the coefficients (a, b, c) of ``sigmoid(a d1 + b (d1 - d2) + c)``, or an
-        empty array when there are too few folders to hide some.
+        Returns the fold fits to run and the function that turns their results into the
+        coefficients (a, b, c) of ``sigmoid(a d1 + b (d1 - d2) + c)``, or an empty array
+        when there are too few folders to hide some.
         """
         present = np.unique(y)
         if present.size < 3:
-            return np.zeros(0)
+            return [], lambda _: np.zeros(0)
         rng = np.random.default_rng(self.random_state + 1)
         n_groups = min(self.cv, present.size)
         group_of = dict(
@@ -662,16 +700,8 @@ class FolderPlacement(BaseEstimator):
             D.sort(axis=1)
             return np.column_stack([D[:, -1], D[:, -1] - D[:, -2]]), ~hidden[test]
 
-        groups = list(range(self._folds_used(n_groups, y.size)))
-        done = [r for r in self._parallel(hide_group, groups) if r is not None]
-        feats, known = [r[0] for r in done], [r[1] for r in done]
-        if not feats:
-            return np.zeros(0)
-        A, t = np.vstack(feats), np.concatenate(known)
-        if t.all() or not t.any():
-            return np.zeros(0)
-        model = LogisticRegression(class_weight="balanced").fit(A, t)
-        return np.concatenate([model.coef_[0], model.intercept_])
+        groups = range(self._folds_used(n_groups, y.size))
+        return [functools.partial(hide_group, g) for g in groups], _novelty_from
 
     # --------------------------------------------------------------- predicting
 
@@ -1023,3 +1053,22 @@ def _check_triples(triples: ArrayLike | None, n_docs: int) -> NDArray[np.intp]:
     if t.size and (t.min() < 0 or t.max() >= n_docs):
         raise ValueError(f"triples refer to documents outside 0..{n_docs - 1}")
     return t
+
+
+def _call(fit: Callable[[], _T]) -> _T:
+    return fit()
+
+
+def _novelty_from(
+    done: list[tuple[NDArray[np.float64], NDArray[np.bool_]] | None],
+) -> NDArray[np.float64]:
+    """The novelty model's coefficients (:meth:`FolderPlacement._novelty_folds`) from the
+    hidden groups' (features, known) pairs."""
+    results = [r for r in done if r is not None]
+    if not results:
+        return np.zeros(0)
+    A, t = np.vstack([r[0] for r in results]), np.concatenate([r[1] for r in results])
+    if t.all() or not t.any():
+        return np.zeros(0)
+    model = LogisticRegression(class_weight="balanced").fit(A, t)
+    return np.concatenate([model.coef_[0], model.intercept_])
