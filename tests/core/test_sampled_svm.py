@@ -85,10 +85,23 @@ def test_max_svm_pairs_is_checked(bad: object) -> None:
         FolderPlacement(max_svm_pairs=bad).fit(X, [(str(c),) for c in y])  # type: ignore[arg-type]
 
 
-def test_cross_validation_stops_once_enough_documents_are_held_out() -> None:
+#: X, y, folders, and the model fitted on them (``every_fold``).
+EveryFold = tuple[sp.csr_matrix, np.ndarray, list[tuple[str, str]], FolderPlacement]
+
+
+@pytest.fixture(scope="module")
+def every_fold() -> EveryFold:
+    """1,440 labeled documents in 48 folders and the plain model that cross-validates every
+    fold on them: X, y, folders, model."""
     X, y = _families(5)
     folders = [(f"f{c // 8}", f"c{c}") for c in y]
-    every = FolderPlacement(representation="plain").fit(X, folders)
+    return X, y, folders, FolderPlacement(representation="plain").fit(X, folders)
+
+
+def test_cross_validation_stops_once_enough_documents_are_held_out(
+    every_fold: EveryFold,
+) -> None:
+    X, y, folders, every = every_fold
     # 1,440 labeled documents: one fold of five holds out 288, so 300 takes two folds.
     two = FolderPlacement(representation="plain", max_held_out=300).fit(X, folders)
     assert two._folds_used(5, y.size) == 2
@@ -100,10 +113,10 @@ def test_cross_validation_stops_once_enough_documents_are_held_out() -> None:
     np.testing.assert_array_equal(two.coef_, every.coef_)
 
 
-def test_where_the_svms_are_sampled_one_fold_is_cross_validated() -> None:
-    X, y = _families(5)
-    folders = [(f"f{c // 8}", f"c{c}") for c in y]
-    every = FolderPlacement(representation="plain").fit(X, folders)
+def test_where_the_svms_are_sampled_one_fold_is_cross_validated(
+    every_fold: EveryFold,
+) -> None:
+    X, y, folders, every = every_fold
     # 1,440 labeled documents x 48 folders = 69,120 pairs, above this max_svm_pairs.
     sampled = FolderPlacement(representation="plain", max_svm_pairs=60_000).fit(X, folders)
 

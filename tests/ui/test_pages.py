@@ -8,7 +8,7 @@ import re
 import zipfile
 
 import pytest
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Locator, Page, Route, expect
 from sqlalchemy.orm import Session
 
 from foldwise.service.db import make_engine
@@ -186,7 +186,8 @@ def test_job_error_is_shown_in_the_page(page: Page, user: str) -> None:
     expect(job).to_have_class(re.compile("failed"))
 
 
-def test_move_to_picker_files_a_document(page: Page, user: str) -> None:
+def _upload_a_recipe(page: Page, user: str) -> None:
+    """Log in, import the corpus (2 per folder) and upload an unfiled cooking recipe."""
     login(page, user)
     import_corpus(page, per_folder=2)
     page.click("#upload-btn")
@@ -194,6 +195,18 @@ def test_move_to_picker_files_a_document(page: Page, user: str) -> None:
         "#file-input", files=[payload("recipe.txt", topic_text("cooking", 9).encode())]
     )
     expect(page.locator("#upload-results tbody tr").last).to_have_attribute("data-status", "stored")
+
+
+def _filed_recipe(page: Page) -> Locator:
+    """The recipe drawn as filed (not suggested) in the top-level cooking folder."""
+    cooking = page.locator("#tree > .folder").filter(
+        has=page.locator(":scope > .row > .name", has_text=re.compile("^cooking$"))
+    )
+    return cooking.locator(".node.doc:not(.suggested)", has_text="recipe")
+
+
+def test_move_to_picker_files_a_document(page: Page, user: str) -> None:
+    _upload_a_recipe(page, user)
     page.fill("#search", "recipe oven")
     page.locator("#search-results li", has_text="unfiled").click()
     expect(page.locator("#doc-title")).to_have_text("recipe")
@@ -204,28 +217,20 @@ def test_move_to_picker_files_a_document(page: Page, user: str) -> None:
     page.press("#move-filter", "Enter")
     expect(page.locator("#move-dialog")).to_be_hidden()
     expect(page.locator("#doc-where")).to_contain_text("Filed in cooking")
-    cooking = page.locator("#tree > .folder").filter(
-        has=page.locator(":scope > .row > .name", has_text=re.compile("^cooking$"))
-    )
-    expect(cooking.locator(".node.doc:not(.suggested)", has_text="recipe")).to_have_count(1)
+    filed_recipe = _filed_recipe(page)
+    expect(filed_recipe).to_have_count(1)
     page.click("#tab-history")
     expect(page.locator("#history-list > li").first).to_contain_text("recipe")
     # The move holds after a reload: it is stored, not only drawn.
     page.reload()
-    expect(cooking.locator(".node.doc:not(.suggested)", has_text="recipe")).to_have_count(1)
+    expect(filed_recipe).to_have_count(1)
 
 
 def test_a_tree_read_while_a_move_is_in_flight_does_not_undo_it(page: Page, user: str) -> None:
     # A job that ends while a move is on its way reloads the tree; the server may answer that
     # read before it has the move. Both are held here: the move's request, and every job read
     # (so that no later job reload can mend the tree by chance).
-    login(page, user)
-    import_corpus(page, per_folder=2)
-    page.click("#upload-btn")
-    page.set_input_files(
-        "#file-input", files=[payload("recipe.txt", topic_text("cooking", 9).encode())]
-    )
-    expect(page.locator("#upload-results tbody tr").last).to_have_attribute("data-status", "stored")
+    _upload_a_recipe(page, user)
     page.route("**/api/jobs**", lambda route: None)
     held: list[Route] = []
     page.route("**/api/critiques", lambda route: held.append(route))
@@ -240,10 +245,8 @@ def test_a_tree_read_while_a_move_is_in_flight_does_not_undo_it(page: Page, user
     page.evaluate("() => window.foldwise.loadTree().then(() => null)")
     assert len(held) == 1
     held[0].continue_()
-    cooking = page.locator("#tree > .folder").filter(
-        has=page.locator(":scope > .row > .name", has_text=re.compile("^cooking$"))
-    )
-    expect(cooking.locator(".node.doc:not(.suggested)", has_text="recipe")).to_have_count(1)
+    filed_recipe = _filed_recipe(page)
+    expect(filed_recipe).to_have_count(1)
     expect(page.locator("#tree .node.doc", has_text="recipe")).to_have_count(1)
 
 

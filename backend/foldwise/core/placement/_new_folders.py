@@ -86,22 +86,19 @@ def add_folders(
         coef_new, intercept_new = _one_vs_rest(F, y, sw, targets, model)
 
     old = np.array([index[f] for f in model.folders_], dtype=np.intp)
-    added = copy.copy(model)
-    added.__dict__.pop("_coef_t", None)  # cached transpose of the old coef_
-    added.folders_ = every
-    added.coef_ = np.zeros((len(every), model.coef_.shape[1]))
-    added.coef_[old], added.coef_[targets] = model.coef_, coef_new
-    added.intercept_ = np.full(len(every), -1.0)
-    added.intercept_[old], added.intercept_[targets] = model.intercept_, intercept_new
-    counts = np.bincount(y, minlength=len(every))
-    added.labeled_per_folder_ = np.zeros(len(every), dtype=np.intp)
-    added.labeled_per_folder_[old] = model.labeled_per_folder_
-    added.labeled_per_folder_[targets] = counts[targets]
-    added.cv_labeled_per_folder_ = np.zeros(len(every), dtype=np.intp)
-    added.cv_labeled_per_folder_[old] = model.cv_labeled_per_folder_
-    # Rows of the fitted collection keep their folders, by the new column order.
-    added._fit_labels = [None if j is None else int(old[j]) for j in model._fit_labels]
-    return added
+    coef = np.zeros((len(every), model.coef_.shape[1]))
+    coef[old], coef[targets] = model.coef_, coef_new
+    intercept = np.full(len(every), -1.0)
+    intercept[old], intercept[targets] = model.intercept_, intercept_new
+    labeled_per_folder = np.zeros(len(every), dtype=np.intp)
+    labeled_per_folder[old] = model.labeled_per_folder_
+    labeled_per_folder[targets] = np.bincount(y, minlength=len(every))[targets]
+    cv_labeled_per_folder = np.zeros(len(every), dtype=np.intp)
+    cv_labeled_per_folder[old] = model.cv_labeled_per_folder_
+    column = {j: int(i) for j, i in enumerate(old)}
+    return _with_folders(
+        model, every, coef, intercept, labeled_per_folder, cv_labeled_per_folder, column
+    )
 
 
 def _one_vs_rest(
@@ -146,13 +143,34 @@ def remove_folders(model: FolderPlacement, folders: Collection[FolderPath]) -> F
     keep = np.array([j for j, f in enumerate(model.folders_) if f not in gone], dtype=np.intp)
     if keep.size == 0:
         raise ValueError("removing every folder leaves no model; fit one instead")
-    column = {int(j): i for i, j in enumerate(keep)}
-    removed = copy.copy(model)
-    removed.__dict__.pop("_coef_t", None)  # cached transpose of the old coef_
-    removed.folders_ = [model.folders_[j] for j in keep]
-    removed.coef_ = model.coef_[keep]
-    removed.intercept_ = model.intercept_[keep]
-    removed.labeled_per_folder_ = model.labeled_per_folder_[keep]
-    removed.cv_labeled_per_folder_ = model.cv_labeled_per_folder_[keep]
-    removed._fit_labels = [None if j is None else column.get(j) for j in model._fit_labels]
-    return removed
+    return _with_folders(
+        model,
+        [model.folders_[j] for j in keep],
+        model.coef_[keep],
+        model.intercept_[keep],
+        model.labeled_per_folder_[keep],
+        model.cv_labeled_per_folder_[keep],
+        {int(j): i for i, j in enumerate(keep)},
+    )
+
+
+def _with_folders(
+    model: FolderPlacement,
+    folders: list[FolderPath],
+    coef: NDArray[np.float64],
+    intercept: NDArray[np.float64],
+    labeled_per_folder: NDArray[np.intp],
+    cv_labeled_per_folder: NDArray[np.intp],
+    column: dict[int, int],
+) -> FolderPlacement:
+    """A copy of ``model`` whose per-folder state (one row or entry per folder of
+    ``folders``) is the given; ``column`` maps the model's old columns to the new ones
+    (rows of the fitted collection whose folder has none become unlabeled)."""
+    changed = copy.copy(model)
+    changed.__dict__.pop("_coef_t", None)  # cached transpose of the old coef_
+    changed.folders_ = folders
+    changed.coef_, changed.intercept_ = coef, intercept
+    changed.labeled_per_folder_ = labeled_per_folder
+    changed.cv_labeled_per_folder_ = cv_labeled_per_folder
+    changed._fit_labels = [None if j is None else column.get(j) for j in model._fit_labels]
+    return changed

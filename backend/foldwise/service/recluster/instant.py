@@ -180,14 +180,10 @@ def _compute(
         return {}
     if not suggestions:
         return {}
+    # The confident folder may be an ancestor path of the fit's, with a folder since deleted.
     return {
-        d: replace(
-            s,
-            confident_folder_id=_if_live(s.confident_folder_id, live),
-            runner_up_folder_id=_if_live(s.runner_up_folder_id, live),
-        )
+        d: replace(s, confident_folder_id=_if_live(s.confident_folder_id, live))
         for d, s in zip(ids, suggestions, strict=True)
-        if s.folder_id in live
     }
 
 

@@ -191,7 +191,7 @@ def model_despite_changes(
     model = _model_knowing(newest[0], set(size) - over)
     if model is None or over & set(model.placement.folders_):
         return None  # every document of a known folder replaced: its SVM is stale
-    gone = frozenset(model.placement.folders_) - set(size)
     if len(size) < 2:
         return None  # one folder or none left: nothing a kept model tells apart
+    gone = frozenset(model.placement.folders_) - set(size)
     return KeptDespiteChanges(model, len(changed) + removed, frozenset(over), gone)
