@@ -13,6 +13,7 @@ from synthetic_topics import topic_corpus
 
 from corpus_path import PYTHON_DOCS
 from foldwise.core import FolderPlacement, text_features
+from foldwise.core.placement._calibration import calibration_map
 
 
 def _labels(truth, n_labeled=5, seed=0):
@@ -247,7 +248,7 @@ def test_calibration_map_corrects_an_overconfident_softmax():
     model = FolderPlacement()
     model.folders_ = [("a",), ("b",)]
     model.coef_ = np.zeros((2, 1))  # marks the model fitted for calibrated_confidence
-    model._fit_calibration(P, t)
+    model.calibration_x_, model.calibration_y_ = calibration_map(P, t)
     shown = model.calibrated_confidence(np.array([0.5, 0.95, 0.99]))
     assert shown[1] <= 0.62 and shown[2] <= 0.62 and shown[0] <= 0.55
     assert np.all(np.diff(shown) >= 0)

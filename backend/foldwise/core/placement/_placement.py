@@ -37,28 +37,36 @@ import copy
 import functools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
 from numpy.typing import ArrayLike, NDArray
-from scipy.optimize import minimize_scalar
 from sklearn.base import BaseEstimator
 from sklearn.decomposition import TruncatedSVD
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.isotonic import IsotonicRegression
-from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import normalize
 from sklearn.svm import LinearSVC
 
-from foldwise.core import _arrays
 from foldwise.core._hierarchy import FolderPath
+from foldwise.core.placement._calibration import (
+    log_softmax,
+    novelty_coefficients,
+    temperature_from,
+)
+from foldwise.core.placement._checks import (
+    Matrix,
+    as_csr,
+    check_sample_weight,
+    check_triples,
+    check_weights,
+)
 from foldwise.core.placement._cross_validated import CV_PARAMS, CrossValidated
 from foldwise.core.placement._levels import Placement, assign_folder_levels
+from foldwise.core.placement._placement_arrays import placement_from_arrays, placement_to_arrays
 from foldwise.core.placement._sampled_svm import sampled_one_vs_rest
 
-Matrix: TypeAlias = sp.spmatrix | NDArray[np.floating]
 _T = TypeVar("_T")
 
 
@@ -231,7 +239,7 @@ class FolderPlacement(BaseEstimator):
         self._check_params()
         # Set by the temperature's cross-validation when held-out documents are scored:
         self.calibration_x_ = self.calibration_y_ = self.held_out_top_ = np.zeros(0)
-        X = _as_csr(X)
+        X = as_csr(X)
         n_docs, n_terms = X.shape
         if len(folders) != n_docs:
             raise ValueError(f"folders has {len(folders)} entries for {n_docs} documents")
@@ -243,9 +251,9 @@ class FolderPlacement(BaseEstimator):
         index = {f: j for j, f in enumerate(self.folders_)}
         y = np.array([index[p] for p in paths], dtype=np.intp)
         self.labeled_per_folder_ = np.bincount(y, minlength=len(self.folders_))
-        sw = _check_sample_weight(sample_weight, n_docs)[labeled]
+        sw = check_sample_weight(sample_weight, n_docs)[labeled]
 
-        w = _check_weights(weights, n_terms)
+        w = check_weights(weights, n_terms)
         if not self.use_given_weights:
             w = np.ones(n_terms)
         kept = self._reusable_state()
@@ -279,7 +287,7 @@ class FolderPlacement(BaseEstimator):
                 self.temperature_, self.novelty_coef_ = self._fit_temperature_and_novelty(
                     F[labeled], y
                 )
-        self.triples_ = _check_triples(triples, n_docs)
+        self.triples_ = check_triples(triples, n_docs)
         self._fit_labels = [None if f is None else index[tuple(f)] for f in folders]
         self.n_features_in_ = n_terms
         return self
@@ -328,7 +336,7 @@ class FolderPlacement(BaseEstimator):
         if unknown:
             raise ValueError(f"folders the model was not fitted on: {sorted(unknown)[:3]}")
         model = copy.copy(self)
-        model.triples_ = _check_triples(triples, len(folders))
+        model.triples_ = check_triples(triples, len(folders))
         model._fit_labels = [None if f is None else index[tuple(f)] for f in folders]
         return model
 
@@ -593,65 +601,12 @@ class FolderPlacement(BaseEstimator):
         used: list[int],
         decisions: list[NDArray[np.float64] | None],
     ) -> float:
-        """The temperature from the held-out ``decisions`` of the folds ``used``."""
-        scored = np.zeros(y.size, dtype=bool)
-        parts: list[tuple[NDArray[np.bool_], NDArray[np.float64]]] = []
-        for f, D_f in zip(used, decisions, strict=True):
-            if D_f is not None:
-                test = fold == f
-                known = np.isin(y[test], y[~test])
-                scored[test] = known
-                parts.append((test, D_f[known]))
-        if not scored.any():
-            return 1.0
-        # Rows in document order, as with every fold: (n_scored, n_folders).
-        D = np.zeros((int(scored.sum()), len(self.folders_)))
-        position = np.cumsum(scored) - 1
-        for test, D_known in parts:
-            D[position[test & scored]] = D_known
-        t = y[scored]
-        # What the SVMs say of documents of known folders they did not train on: a new
-        # document far below that is unlike every folder (``is_novel``).
-        self.held_out_top_ = np.sort(D.max(axis=1))
-        # n held-out documents all classified right do not make the model certain: like the
-        # rule of succession, aim at (1 - eps) on the true folder with eps = 1 / (n + 2),
-        # spread over the others. Otherwise separable training data drives the temperature to
-        # zero and every new document, however ambiguous, gets posterior 1.
-        k = D.shape[1]
-        eps = 1.0 / (t.size + 2)
-        target = np.full((t.size, k), eps / max(k - 1, 1))
-        target[np.arange(t.size), t] = 1.0 - eps
-
-        def loss(log_t: float) -> float:
-            return float(-(target * _log_softmax(D / np.exp(log_t))).sum(axis=1).mean())
-
-        res = minimize_scalar(loss, bounds=(np.log(1e-3), np.log(1e2)), method="bounded")
-        temperature = float(np.exp(res.x))
-        self._fit_calibration(np.exp(_log_softmax(D / temperature)), t)
-        return temperature
-
-    def _fit_calibration(self, P: NDArray[np.float64], t: NDArray[np.intp]) -> None:
-        """Isotonic map from the top posterior to the share of documents placed right.
-
-        Fitted on held-out posteriors, so a shown confidence of .9 means about 90% right on
-        documents the model did not train on (a softmax alone was overconfident: .96 claimed,
-        .82 right). Models trained on 1 - 1/cv of the data are a little weaker than the
-        final one, so the map errs on the modest side.
-        """
-        top = P.max(axis=1)
-        right = (P.argmax(axis=1) == t).astype(np.float64)
-        iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(top, right)
-        # Each isotonic block's share right is an estimate from few documents: show the
-        # lower end of its one-sigma Wilson interval, so that a small lucky block does not
-        # claim .95 (the promise is a floor, "shown .9, right at least 90%").
-        fitted = iso.predict(top)
-        levels = np.unique(fitted)
-        lower = np.array(
-            [_wilson_lower(right[fitted == v].sum(), (fitted == v).sum()) for v in levels]
-        )
-        y = lower[np.abs(levels[None, :] - iso.y_thresholds_[:, None]).argmin(axis=1)]
-        self.calibration_x_ = np.asarray(iso.X_thresholds_, dtype=np.float64)
-        self.calibration_y_ = np.maximum.accumulate(y)
+        """The temperature from the held-out ``decisions`` of the folds ``used``; sets the
+        calibration map and ``held_out_top_`` on the way (``_calibration.temperature_from``)."""
+        fit = temperature_from(y, fold, used, decisions, len(self.folders_))
+        self.calibration_x_, self.calibration_y_ = fit.calibration_x, fit.calibration_y
+        self.held_out_top_ = fit.held_out_top
+        return fit.temperature
 
     def calibrated_confidence(self, top: ArrayLike) -> NDArray[np.float64]:
         """Probability that a document whose top posterior is ``top`` is placed right,
@@ -709,14 +664,14 @@ class FolderPlacement(BaseEstimator):
             return np.column_stack([D[:, -1], D[:, -1] - D[:, -2]]), ~hidden[test]
 
         groups = range(self._folds_used(n_groups, y.size))
-        return [functools.partial(hide_group, g) for g in groups], _novelty_from
+        return [functools.partial(hide_group, g) for g in groups], novelty_coefficients
 
     # --------------------------------------------------------------- predicting
 
     def decision_function(self, X: Matrix) -> NDArray[np.float64]:
         """SVM decision values, shape (n_docs, n_folders)."""
         self._check_fitted()
-        X = _as_csr(X)
+        X = as_csr(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {X.shape[1]} terms, the model was fitted on {self.n_features_in_}"
@@ -746,7 +701,7 @@ class FolderPlacement(BaseEstimator):
         explicit triples of the fit apply; by default they apply when ``X`` has as many rows
         as the fitted collection.
         """
-        P = np.exp(_log_softmax(self.decision_function(X) / self.temperature_))
+        P = np.exp(log_softmax(self.decision_function(X) / self.temperature_))
         if rows is None and X.shape[0] == len(self._fit_labels):
             rows = range(X.shape[0])
         if rows is not None and len(self.triples_):
@@ -839,132 +794,16 @@ class FolderPlacement(BaseEstimator):
     # ------------------------------------------------------------- persistence
 
     def to_arrays(self) -> dict[str, NDArray[np.generic]]:
-        """The fitted model as plain numeric arrays (no Python objects, no pickle).
-
-        Everything :meth:`predict_proba`, :meth:`known_proba`, :meth:`is_novel`,
-        :meth:`calibrated_confidence` and :meth:`place` read, plus the parameters;
-        :meth:`from_arrays` rebuilds a model that gives identical outputs. Folder paths are
-        packed as UTF-8 components (``_arrays.pack_paths``). Write with
-        ``_arrays.to_npz`` / ``np.savez_compressed``.
-        """
+        """The fitted model as plain numeric arrays (no Python objects, no pickle):
+        :func:`~_placement_arrays.placement_to_arrays`."""
         self._check_fitted()
-        fit_labels = np.array([-1 if j is None else j for j in self._fit_labels], dtype=np.int64)
-        params = {
-            "C": self.C,
-            "n_components": self.n_components,
-            "supervised_weights": self.supervised_weights,
-            "use_given_weights": self.use_given_weights,
-            "rho": self.rho,
-            "cv": self.cv,
-            "random_state": self.random_state,
-            "selection_folds": self.selection_folds,
-        }
-        out: dict[str, NDArray[np.generic]] = {
-            f"param_{k}": np.asarray(v, dtype=np.float64) for k, v in params.items()
-        }
-        out["param_representation"], out["param_representation_offsets"] = _arrays.pack_strings(
-            [self.representation]
-        )
-        # The folders, the representation and the cross-validated quantities, with the
-        # counts they were estimated on (format version included).
-        out.update(self.cross_validated_state().to_arrays())
-        out.update(
-            term_weights_=np.asarray(self.term_weights_, dtype=np.float64),
-            components_=np.asarray(self.components_, dtype=np.float64),
-            coef_=np.asarray(self.coef_, dtype=np.float64),
-            intercept_=np.asarray(self.intercept_, dtype=np.float64),
-            labeled_per_folder_=np.asarray(self.labeled_per_folder_, dtype=np.int64),
-            triples_=np.asarray(self.triples_, dtype=np.int64).reshape(-1, 3),
-            fit_labels=fit_labels,
-            n_features_in_=np.asarray(self.n_features_in_, dtype=np.int64),
-        )
-        return out
+        return placement_to_arrays(self)
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, NDArray[np.generic]]) -> FolderPlacement:
-        """A fitted model from :meth:`to_arrays` output; ``ValueError`` if inconsistent.
-
-        Shapes are checked against each other, so a damaged or hand-made archive fails
-        here rather than giving posteriors of the wrong folders.
-        """
-        names = [
-            "folders_bytes", "folders_offsets", "folders_path_offsets", "term_weights_",
-            "components_", "coef_", "intercept_", "labeled_per_folder_", "temperature_",
-            "calibration_x_", "calibration_y_", "held_out_top_", "novelty_coef_", "triples_",
-            "fit_labels", "n_features_in_", "representation_", "representation_offsets",
-            "param_representation", "param_representation_offsets",
-        ]  # fmt: skip
-        _arrays.require(arrays, names, "FolderPlacement")
-
-        def num(name: str) -> float:
-            return _arrays.scalar(arrays, name)
-
-        model = cls(
-            C=num("param_C"),
-            n_components=int(num("param_n_components")),
-            supervised_weights=bool(num("param_supervised_weights")),
-            use_given_weights=bool(num("param_use_given_weights")),
-            rho=num("param_rho"),
-            cv=int(num("param_cv")),
-            random_state=int(num("param_random_state")),
-            representation=_arrays.unpack_strings(
-                arrays["param_representation"], arrays["param_representation_offsets"]
-            )[0],
-            selection_folds=int(num("param_selection_folds")),
-        )
-        model._check_params()
-        model.folders_ = _arrays.unpack_paths(
-            arrays["folders_bytes"], arrays["folders_offsets"], arrays["folders_path_offsets"]
-        )
-        k, n_terms = len(model.folders_), int(num("n_features_in_"))
-
-        def floats(name: str, shape: tuple[int, ...] | None = None) -> NDArray[np.float64]:
-            a = np.asarray(arrays[name])
-            if a.dtype.kind not in "biuf":
-                raise ValueError(f"{name!r} must be numeric, got dtype {a.dtype}")
-            a = a.astype(np.float64)
-            if shape is not None and a.shape != shape:
-                raise ValueError(f"{name!r} has shape {a.shape}, expected {shape}")
-            if not np.all(np.isfinite(a)):
-                raise ValueError(f"{name!r} holds non-finite numbers")
-            return a
-
-        model.term_weights_ = floats("term_weights_", (n_terms,))
-        components = floats("components_")
-        if components.ndim != 2 or components.shape[1] != n_terms:
-            raise ValueError(f"components_ has shape {components.shape} for {n_terms} terms")
-        model.components_ = components
-        n_features = n_terms + components.shape[0] if components.shape[0] else n_terms
-        model.coef_ = floats("coef_", (k, n_features))
-        model.intercept_ = floats("intercept_", (k,))
-        model.labeled_per_folder_ = floats("labeled_per_folder_", (k,)).astype(np.intp)
-        # Archives written before cross-validated quantities were kept estimated them on
-        # their own labeled documents.
-        model.cv_labeled_per_folder_ = (
-            floats("cv_labeled_per_folder_", (k,)).astype(np.intp)
-            if "cv_labeled_per_folder_" in arrays
-            else model.labeled_per_folder_
-        )
-        model.cross_validated_reused_ = False
-        model.temperature_ = float(num("temperature_"))
-        if not model.temperature_ > 0:
-            raise ValueError("temperature_ must be positive")
-        model.calibration_x_ = floats("calibration_x_")
-        model.calibration_y_ = floats("calibration_y_", model.calibration_x_.shape)
-        model.held_out_top_ = floats("held_out_top_")
-        model.novelty_coef_ = floats("novelty_coef_")
-        if model.novelty_coef_.shape not in ((0,), (3,)):
-            raise ValueError(f"novelty_coef_ has shape {model.novelty_coef_.shape}")
-        fit_labels = np.asarray(arrays["fit_labels"]).astype(np.int64).reshape(-1)
-        if fit_labels.size and (fit_labels.min() < -1 or fit_labels.max() >= k):
-            raise ValueError("fit_labels refer to folders the model does not have")
-        model._fit_labels = [None if j < 0 else int(j) for j in fit_labels]
-        model.triples_ = _check_triples(np.asarray(arrays["triples_"]), len(fit_labels))
-        model.representation_ = _arrays.unpack_strings(
-            arrays["representation_"], arrays["representation_offsets"]
-        )[0]
-        model.n_features_in_ = n_terms
-        return model
+        """A fitted model from :meth:`to_arrays` output; ``ValueError`` if inconsistent
+        (:func:`~_placement_arrays.placement_from_arrays`)."""
+        return placement_from_arrays(cls, arrays)
 
     def _check_fitted(self) -> None:
         if not hasattr(self, "coef_"):
@@ -979,7 +818,7 @@ def correlation_ratio(X: sp.csr_matrix, y: NDArray[np.intp], n_classes: int) -> 
 
     Terms constant over the labeled documents get 0.
     """
-    X = _as_csr(X)
+    X = as_csr(X)
     n = X.shape[0]
     counts = np.bincount(y, minlength=n_classes).astype(np.float64)
     Y = sp.csr_matrix((np.ones(n), (y, np.arange(n))), shape=(n_classes, n))
@@ -1008,75 +847,9 @@ def _common_depths(folders: Sequence[FolderPath]) -> NDArray[np.intp]:
     return out
 
 
-def _log_softmax(D: NDArray[np.float64]) -> NDArray[np.float64]:
-    D = D - D.max(axis=1, keepdims=True)
-    return D - np.log(np.exp(D).sum(axis=1, keepdims=True))
-
-
-def _as_csr(X: Matrix) -> sp.csr_matrix:
-    if sp.issparse(X):
-        return sp.csr_matrix(X, dtype=np.float64)
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        raise ValueError(f"X must be 2-D, got shape {X.shape}")
-    return sp.csr_matrix(X)
-
-
 def _scale_columns(X: sp.csr_matrix, s: NDArray[np.float64]) -> sp.csr_matrix:
     return sp.csr_matrix(X @ sp.diags(s))
 
 
-def _check_weights(weights: ArrayLike | None, n_terms: int) -> NDArray[np.float64]:
-    if weights is None:
-        return np.ones(n_terms)
-    w = np.asarray(weights, dtype=np.float64).ravel()
-    if w.shape != (n_terms,) or not np.all(np.isfinite(w)) or (w < 0).any() or w.sum() <= 0:
-        raise ValueError(f"weights must be {n_terms} finite non-negative numbers, not all zero")
-    return w * (n_terms / w.sum())
-
-
-def _wilson_lower(k: float, n: float, z: float = 1.0) -> float:
-    """Lower end of the Wilson score interval of k successes in n trials (z sigmas)."""
-    if n <= 0:
-        return 0.0
-    p = k / n
-    centre = p + z * z / (2 * n)
-    spread = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return float((centre - spread) / (1 + z * z / n))
-
-
-def _check_sample_weight(sample_weight: ArrayLike | None, n_docs: int) -> NDArray[np.float64]:
-    if sample_weight is None:
-        return np.ones(n_docs)
-    sw = np.asarray(sample_weight, dtype=np.float64).ravel()
-    if sw.shape != (n_docs,) or not np.all(np.isfinite(sw)) or (sw <= 0).any():
-        raise ValueError(f"sample_weight must be {n_docs} finite positive numbers")
-    return sw
-
-
-def _check_triples(triples: ArrayLike | None, n_docs: int) -> NDArray[np.intp]:
-    if triples is None:
-        return np.zeros((0, 3), dtype=np.intp)
-    t = np.asarray(triples, dtype=np.intp).reshape(-1, 3)
-    if t.size and (t.min() < 0 or t.max() >= n_docs):
-        raise ValueError(f"triples refer to documents outside 0..{n_docs - 1}")
-    return t
-
-
 def _call(fit: Callable[[], _T]) -> _T:
     return fit()
-
-
-def _novelty_from(
-    done: list[tuple[NDArray[np.float64], NDArray[np.bool_]] | None],
-) -> NDArray[np.float64]:
-    """The novelty model's coefficients (:meth:`FolderPlacement._novelty_folds`) from the
-    hidden groups' (features, known) pairs."""
-    results = [r for r in done if r is not None]
-    if not results:
-        return np.zeros(0)
-    A, t = np.vstack([r[0] for r in results]), np.concatenate([r[1] for r in results])
-    if t.all() or not t.any():
-        return np.zeros(0)
-    model = LogisticRegression(class_weight="balanced").fit(A, t)
-    return np.concatenate([model.coef_[0], model.intercept_])

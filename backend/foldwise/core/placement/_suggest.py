@@ -23,8 +23,9 @@ from numpy.typing import NDArray
 
 from foldwise.core._features import TextFeatures
 from foldwise.core._hierarchy import FolderPath
+from foldwise.core.placement._calibration import log_softmax
 from foldwise.core.placement._levels import assign_folder_levels
-from foldwise.core.placement._placement import FolderPlacement, _log_softmax, _scale_columns
+from foldwise.core.placement._placement import FolderPlacement, _scale_columns
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ def suggest_rows(
     if X.shape[0] == 0:
         return []
     D = model.decision_function(X)
-    P = np.exp(_log_softmax(D / model.temperature_))
+    P = np.exp(log_softmax(D / model.temperature_))
     if closer is not None:
         P = restrict_closer(P, model.folders_, closer)
     known = model.known_from_decisions(D)
