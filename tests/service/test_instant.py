@@ -4,6 +4,7 @@ model within its ingest request, on SQLite and PostgreSQL, through the real API.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -12,8 +13,10 @@ from fastapi.testclient import TestClient
 from sqlalchemy import event, select, update
 
 from foldwise.core import FolderPlacement, TextFeatures, arrays_from_npz
+from foldwise.service.documents.models import Document
 from foldwise.service.queue import EmbeddedWorker
 from foldwise.service.recluster import instant, stored_model
+from foldwise.service.recluster.feature_rows import FeatureRows
 from foldwise.service.recluster.jobs.runtime import Runtime
 from foldwise.service.recluster.tree.models import DocumentSuggestion, PlacementModel, TreeVersion
 from foldwise.service.users.models import User
@@ -366,3 +369,59 @@ def test_a_folder_deleted_since_the_fit_is_never_suggested(
     live = {f["id"] for f in client.get("/api/folders", headers=headers).json()}
     assert p["folder_id"] in live and p["folder_id"] != gone
     assert p["confident_folder_id"] in live | {None}
+
+
+def test_critiques_re_place_from_kept_rows_the_same_as_from_the_texts(
+    client: TestClient, rt: Runtime, alice: dict[str, Any]
+) -> None:
+    headers = alice["headers"]
+    tree = _tree(client, headers)
+    x = _placed_by_version(tree)
+    other = next(
+        f["id"] for f in tree["folders"] if f["kind"] == "existing" and f["id"] != x["folder_id"]
+    )
+    unfiled = [p["document_id"] for p in tree["placements"]]
+    response = client.patch(
+        f"/api/documents/{x['document_id']}", json={"folder_id": other}, headers=headers
+    )
+    assert response.status_code == 200, response.text
+
+    with rt.sessions() as session:
+        found = instant.latest_model(session, alice["user_id"])
+        texts = [
+            t or ""
+            for t in session.scalars(
+                select(Document.text).where(Document.id.in_(unfiled)).order_by(Document.id)
+            )
+        ]
+    assert found is not None
+    model = found[1]
+    # The move re-placed every unfiled document: their rows are kept for the next critique.
+    assert len(model.rows) >= len(unfiled) - 1
+    kept = len(model.rows)
+    from_kept = stored_model.suggest(model, texts)
+    from_texts = stored_model.suggest(replace(model, rows=FeatureRows()), texts)
+    assert from_kept == from_texts
+    assert len(model.rows) == kept  # nothing new to make
+
+
+def test_a_recluster_stores_the_unfiled_rows_its_critiques_re_place_from(
+    client: TestClient, rt: Runtime, alice: dict[str, Any]
+) -> None:
+    unfiled = [p["document_id"] for p in _tree(client, alice["headers"])["placements"]]
+    with rt.sessions() as session:
+        found = instant.latest_model(session, alice["user_id"])
+        texts = [
+            t or ""
+            for t in session.scalars(
+                select(Document.text).where(Document.id.in_(unfiled)).order_by(Document.id)
+            )
+        ]
+    assert found is not None and unfiled
+    model = found[1]
+    # Loaded with the model, before any critique: the recluster's rows of the unfiled
+    # documents, which are the rows the model's features make of their texts.
+    assert len(model.rows) == len(set(texts))
+    cached = model.rows.transform(model.features, texts)
+    np.testing.assert_allclose(cached.toarray(), model.features.transform(texts).toarray())
+    assert len(model.rows) == len(set(texts))

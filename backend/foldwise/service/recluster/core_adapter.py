@@ -29,6 +29,7 @@ from foldwise.service.db import in_chunks
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.memory import release_freed_memory
+from foldwise.service.recluster.feature_rows import text_key
 from foldwise.service.recluster.kept_model import (
     kept_model,
     model_despite_changes,
@@ -174,6 +175,10 @@ class ReclusterInput:
     #: What the placement model was fitted from, stored with it for the next recluster
     #: (``kept_model.model_despite_changes``).
     training: TrainingRecord | None = None
+    #: Row of ``X_all`` -> digest of its text (``feature_rows.text_key``), of each unfiled
+    #: document whose ``X_place`` row is ``place_features.transform`` of its text: stored
+    #: with the model, so that the critiques after this recluster re-place them from it.
+    unfiled_keys: dict[int, bytes] = field(default_factory=dict)
 
 
 def _folder_paths(folders: dict[int, tuple[int | None, str]]) -> dict[int, tuple[str, ...]]:
@@ -466,6 +471,10 @@ def load_inputs(
         new_folders=new_folders,
         gone_folders=gone_folders,
         training=training,
+        # Without trained documents the features are fitted on every text, unfiled ones too.
+        unfiled_keys={row_of[d]: text_key(texts[d]) for d in unfiled if d in row_of}
+        if trained or kept is not None
+        else {},
         stats={
             "exemplars": len(labeled_rows),
             "unfiled": len(unlabeled_rows),
@@ -639,6 +648,14 @@ def _placement_model(
     return model, False
 
 
+def _unfiled_rows(inputs: ReclusterInput) -> tuple[list[bytes], sp.csr_matrix] | None:
+    """The unfiled documents' text digests and placement rows, for the stored model."""
+    if not inputs.unfiled_keys:
+        return None
+    rows = sorted(inputs.unfiled_keys)
+    return [inputs.unfiled_keys[r] for r in rows], _placement_features(inputs)[rows]
+
+
 def _training_rows(inputs: ReclusterInput) -> list[int]:
     """Rows of ``X_all`` of every filed document the placement model trains on."""
     return sorted({r for rows in inputs.centroid_rows.values() for r in rows})
@@ -804,7 +821,14 @@ def compute(
         model, kept = placement.result() if placement else _placement_model(inputs, options)
         self_label = getattr(estimator, "placement_", None)
         packed = (
-            pool.submit(pack_model, inputs.place_features, model, self_label, inputs.training)
+            pool.submit(
+                pack_model,
+                inputs.place_features,
+                model,
+                self_label,
+                inputs.training,
+                _unfiled_rows(inputs),
+            )
             if inputs.place_features is not None and options.n_jobs > 1
             else None
         )
@@ -819,7 +843,9 @@ def compute(
         if packed is not None:
             model_npz: bytes | None = packed.result()
         elif inputs.place_features is not None:
-            model_npz = pack_model(inputs.place_features, model, self_label, inputs.training)
+            model_npz = pack_model(
+                inputs.place_features, model, self_label, inputs.training, _unfiled_rows(inputs)
+            )
         else:
             model_npz = None
     stats = dict(inputs.stats)

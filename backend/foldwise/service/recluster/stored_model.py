@@ -12,19 +12,23 @@ with ``core_adapter.py``, below it.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from foldwise import core
+from foldwise.service.recluster.feature_rows import FeatureRows, rows_from_arrays, rows_to_arrays
 
 #: Array name prefixes of the two fitted objects inside one ``.npz`` ...
 _FEATURES, _PLACEMENT = "features.", "placement."
 #: ... and of biiHAC's self-labeling model's cross-validated quantities (``load_cv``; the
 #: placement model's are among its own arrays), and the record of the training.
 _SELF_LABEL_CV, _TRAINING = "self_label_cv.", "training."
+#: ... and of the unfiled documents' feature rows (``feature_rows.rows_to_arrays``).
+_ROWS = "unfiled_rows."
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,9 @@ class StoredModel:
     features: core.TextFeatures
     placement: core.FolderPlacement
     training: TrainingRecord | None = None
+    #: Rows of the texts it placed, under ``features``: shared by the models updated from
+    #: this one, which keep its features (``update_model``).
+    rows: FeatureRows = field(default_factory=FeatureRows, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -109,11 +116,16 @@ def pack_model(
     placement: core.FolderPlacement,
     self_label: core.FolderPlacement | None = None,
     training: TrainingRecord | None = None,
+    unfiled_rows: tuple[list[bytes], sp.csr_matrix] | None = None,
 ) -> bytes:
     """``features`` and ``placement`` as the bytes of one compressed ``.npz`` (no pickle),
     with the cross-validated quantities of ``self_label`` (biiHAC's self-labeling model)
-    for the next recluster (:func:`load_cv`) and the record of ``placement``'s training."""
+    for the next recluster (:func:`load_cv`), the record of ``placement``'s training, and
+    the unfiled documents' rows under ``features`` (text digests, rows: ``FeatureRows.add``)
+    that the critiques after this recluster re-place."""
     arrays = {_FEATURES + k: v for k, v in features.to_arrays().items()}
+    if unfiled_rows is not None:
+        arrays.update({_ROWS + k: v for k, v in rows_to_arrays(*unfiled_rows).items()})
     arrays.update({_PLACEMENT + k: v for k, v in placement.to_arrays().items()})
     if training is not None:
         arrays.update({_TRAINING + k: v for k, v in training.to_arrays().items()})
@@ -155,7 +167,11 @@ def load_model(data: bytes) -> StoredModel:
         raise ValueError(
             f"the model has {placement.n_features_in_} terms, its features {len(features.terms_)}"
         )
-    return StoredModel(features, placement, _training(arrays))
+    model = StoredModel(features, placement, _training(arrays))
+    rows = part(_ROWS)
+    if rows:
+        model.rows.add(*rows_from_arrays(rows, len(features.terms_)))
+    return model
 
 
 def load_training(data: bytes) -> TrainingRecord | None:
@@ -191,9 +207,9 @@ def update_model(model: StoredModel, examples: list[tuple[str, int]]) -> StoredM
     kept = [(t, p) for t, p in known if p is not None]
     if not kept:
         return model
-    X = model.features.transform([t for t, _ in kept])
+    X = model.rows.transform(model.features, [t for t, _ in kept])
     placement = core.update_placement(model.placement, X, [p for _, p in kept])
-    return StoredModel(model.features, placement, model.training)
+    return replace(model, placement=placement)
 
 
 def suggest(
@@ -231,5 +247,10 @@ def suggest(
             pair_mass=s.pair_mass,
             terms=list(s.terms),
         )
-        for s in core.suggest(model.features, model.placement, texts, closer=restrict)
+        for s in core.suggest_rows(
+            model.placement,
+            model.rows.transform(model.features, texts),
+            [str(t) for t in model.features.vocabulary_],
+            closer=restrict,
+        )
     ]
