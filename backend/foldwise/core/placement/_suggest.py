@@ -133,9 +133,10 @@ def suggest_rows(
             k = int(order[i, 1])
             runner = model.folders_[k]
             margin, pair_mass = float(P[i, j] - P[i, k]), float(P[i, j] + P[i, k])
-        row = contrib.getrow(i)
-        top = np.argsort(-row.data, kind="stable")[:n_terms]
-        terms = tuple(term_names[int(row.indices[t])] for t in top if row.data[t] > 0)
+        lo, hi = contrib.indptr[i], contrib.indptr[i + 1]
+        data, columns = contrib.data[lo:hi], contrib.indices[lo:hi]
+        top = np.argsort(-data, kind="stable")[:n_terms]
+        terms = tuple(term_names[int(columns[t])] for t in top if data[t] > 0)
         out.append(
             Suggestion(
                 folder=model.folders_[j],
@@ -180,28 +181,23 @@ def term_contributions(
     a = np.sqrt(np.asarray(Xw.multiply(Xw).sum(axis=1)).ravel())
     C = model.components_
     coef_t = model.coef_[:, :n_terms]
-    if C.shape[0]:
-        L = np.asarray(Xw @ C.T)
-        lat = np.linalg.norm(L, axis=1)
-        used = np.unique(folders)
-        # The latent part's weights pulled back to terms, only for the folders asked about.
-        back = dict(zip(used.tolist(), model.coef_[used, n_terms:] @ C, strict=True))
-    else:
-        lat = np.zeros(X.shape[0])
-        back = {}
-    s = np.sqrt((a > 0).astype(float) + (lat > 0).astype(float))
-    out = Xw.copy()
-    for i in range(Xw.shape[0]):
-        lo, hi = Xw.indptr[i], Xw.indptr[i + 1]
-        if lo == hi or s[i] == 0:
-            out.data[lo:hi] = 0.0
-            continue
-        idx, j = Xw.indices[lo:hi], int(folders[i])
-        w = coef_t[j, idx] / a[i] if a[i] > 0 else np.zeros(hi - lo)
-        if lat[i] > 0:
-            w = w + back[j][idx] / lat[i]
-        out.data[lo:hi] = Xw.data[lo:hi] * w / s[i]
-    return out
+    # Per stored term (the non-zeros of Xw, row by row): its row and the folder asked about.
+    row = np.repeat(np.arange(Xw.shape[0]), np.diff(Xw.indptr))
+    idx, j = Xw.indices, folders[row]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        w = np.where(a[row] > 0, coef_t[j, idx] / a[row], 0.0)
+        if C.shape[0]:
+            lat = np.linalg.norm(np.asarray(Xw @ C.T), axis=1)
+            used, position = np.unique(folders, return_inverse=True)
+            # The latent part's weights pulled back to terms, only for the folders asked
+            # about: (n_used, n_terms).
+            back = model.coef_[used, n_terms:] @ C
+            w += np.where(lat[row] > 0, back[position[row], idx] / lat[row], 0.0)
+        else:
+            lat = np.zeros(X.shape[0])
+        s = np.sqrt((a > 0).astype(float) + (lat > 0).astype(float))
+        data = np.where(s[row] > 0, Xw.data * w / s[row], 0.0)
+    return sp.csr_matrix((data, Xw.indices.copy(), Xw.indptr.copy()), shape=Xw.shape)
 
 
 def restrict_closer(
