@@ -1,11 +1,12 @@
 """Feature rows of texts under one stored model's fitted features, kept between requests.
 
 A move, an answer or an undo re-places every unfiled document with the cached model
-(``instant.replace_after_critique``), and turning their texts into tf-idf rows was most of
-that time: 590 unfiled documents took 0.33 s a move (p50), growing with the unfiled
-documents. Their texts rarely change between two critiques, so their rows are kept here,
-by a digest of the text, for the features they were made with (docs/recluster.md,
-"Instant suggestions and critiques: speed").
+(``instant.replace_after_critique``), and on the first critique after a recluster turning
+their texts into tf-idf rows was most of that time (590 unfiled documents: a move's p50
+248-314 ms before, 183-202 ms with kept rows). Their texts rarely change between two
+critiques, so their rows are kept here, by a digest of the text, for the features they
+were made with; the recluster stores its own rows of the unfiled documents with the model
+(docs/recluster.md, "Instant suggestions and critiques: speed").
 """
 
 from __future__ import annotations
