@@ -220,6 +220,29 @@ def _placed_by_version(tree: dict[str, Any]) -> dict[str, Any]:
     )
 
 
+def _another_folder(tree: dict[str, Any], folder_id: int) -> int:
+    """An existing folder of ``tree`` other than ``folder_id``."""
+    return next(
+        f["id"] for f in tree["folders"] if f["kind"] == "existing" and f["id"] != folder_id
+    )
+
+
+def _model_and_texts(
+    rt: Runtime, user_id: int, ids: list[int]
+) -> tuple[stored_model.StoredModel, list[str]]:
+    """The user's cached model and the texts of documents ``ids``, in id order."""
+    with rt.sessions() as session:
+        found = instant.latest_model(session, user_id)
+        texts = [
+            t or ""
+            for t in session.scalars(
+                select(Document.text).where(Document.id.in_(ids)).order_by(Document.id)
+            )
+        ]
+    assert found is not None
+    return found[1], texts
+
+
 def _critiques(client: TestClient, headers: dict[str, str]) -> list[dict[str, Any]]:
     response = client.get("/api/critiques", headers=headers)
     assert response.status_code == 200, response.text
@@ -233,9 +256,7 @@ def test_a_move_re_places_similar_documents_at_once_and_undo_takes_it_back(
     tree = _tree(client, headers)
     # An unfiled document the version placed in an existing folder.
     x = _placed_by_version(tree)
-    other = next(
-        f["id"] for f in tree["folders"] if f["kind"] == "existing" and f["id"] != x["folder_id"]
-    )
+    other = _another_folder(tree, x["folder_id"])
     text = client.get(f"/api/documents/{x['document_id']}", headers=headers).json()["text"]
     # Two near-copies arrive; the person files one of them in another folder.
     twin = api.post(headers, text + "\n\nA second copy.")["document"]["id"]
@@ -270,9 +291,7 @@ def test_an_answer_re_places_its_document_at_once(
     headers = alice["headers"]
     tree = _tree(client, headers)
     x = _placed_by_version(tree)
-    other = next(
-        f["id"] for f in tree["folders"] if f["kind"] == "existing" and f["id"] != x["folder_id"]
-    )
+    other = _another_folder(tree, x["folder_id"])
 
     def filed_in(folder_id: int) -> int:
         page = client.get(f"/api/documents?folder_id={folder_id}", headers=headers).json()
@@ -377,25 +396,14 @@ def test_critiques_re_place_from_kept_rows_the_same_as_from_the_texts(
     headers = alice["headers"]
     tree = _tree(client, headers)
     x = _placed_by_version(tree)
-    other = next(
-        f["id"] for f in tree["folders"] if f["kind"] == "existing" and f["id"] != x["folder_id"]
-    )
+    other = _another_folder(tree, x["folder_id"])
     unfiled = [p["document_id"] for p in tree["placements"]]
     response = client.patch(
         f"/api/documents/{x['document_id']}", json={"folder_id": other}, headers=headers
     )
     assert response.status_code == 200, response.text
 
-    with rt.sessions() as session:
-        found = instant.latest_model(session, alice["user_id"])
-        texts = [
-            t or ""
-            for t in session.scalars(
-                select(Document.text).where(Document.id.in_(unfiled)).order_by(Document.id)
-            )
-        ]
-    assert found is not None
-    model = found[1]
+    model, texts = _model_and_texts(rt, alice["user_id"], unfiled)
     # The move re-placed every unfiled document: their rows are kept for the next critique.
     assert len(model.rows) >= len(unfiled) - 1
     kept = len(model.rows)
@@ -409,16 +417,8 @@ def test_a_recluster_stores_the_unfiled_rows_its_critiques_re_place_from(
     client: TestClient, rt: Runtime, alice: dict[str, Any]
 ) -> None:
     unfiled = [p["document_id"] for p in _tree(client, alice["headers"])["placements"]]
-    with rt.sessions() as session:
-        found = instant.latest_model(session, alice["user_id"])
-        texts = [
-            t or ""
-            for t in session.scalars(
-                select(Document.text).where(Document.id.in_(unfiled)).order_by(Document.id)
-            )
-        ]
-    assert found is not None and unfiled
-    model = found[1]
+    assert unfiled
+    model, texts = _model_and_texts(rt, alice["user_id"], unfiled)
     # Loaded with the model, before any critique: the recluster's rows of the unfiled
     # documents, which are the rows the model's features make of their texts.
     assert len(model.rows) == len(set(texts))

@@ -57,15 +57,10 @@ class FeatureRows:
                 rows.append(row)
         missing = [i for i, row in enumerate(rows) if row is None]
         if missing:
-            made = features.transform([texts[i] for i in missing]).tocsr()
-            with self._lock:
-                for n, i in enumerate(missing):
-                    lo, hi = made.indptr[n], made.indptr[n + 1]
-                    row = (made.indices[lo:hi].astype(np.int32), made.data[lo:hi].copy())
-                    rows[i] = row
-                    self._rows[keys[i]] = row
-                while len(self._rows) > self.limit:
-                    self._rows.popitem(last=False)
+            made = _split(features.transform([texts[i] for i in missing]))
+            for i, row in zip(missing, made, strict=True):
+                rows[i] = row
+            self._keep([keys[i] for i in missing], made)
         return _stack(rows, len(features.vocabulary_))
 
     def add(self, keys: Sequence[bytes], X: sp.csr_matrix) -> None:
@@ -74,10 +69,11 @@ class FeatureRows:
         X = sp.csr_matrix(X)
         if X.shape[0] != len(keys):
             raise ValueError(f"{X.shape[0]} rows for {len(keys)} keys")
+        self._keep(keys, _split(X))
+
+    def _keep(self, keys: Sequence[bytes], rows: Sequence[_Row]) -> None:
         with self._lock:
-            for i, key in enumerate(keys):
-                lo, hi = X.indptr[i], X.indptr[i + 1]
-                self._rows[key] = (X.indices[lo:hi].astype(np.int32), X.data[lo:hi].copy())
+            self._rows.update(zip(keys, rows, strict=True))
             while len(self._rows) > self.limit:
                 self._rows.popitem(last=False)
 
@@ -125,6 +121,15 @@ def rows_from_arrays(
         raise ValueError("stored feature rows do not fit together")
     X = sp.csr_matrix((data, indices, indptr), shape=(n, n_terms))
     return [bytes(k) for k in keys], X
+
+
+def _split(X: sp.csr_matrix) -> list[_Row]:
+    """Each row of ``X`` as its (columns, values), copies that outlive ``X``."""
+    X = sp.csr_matrix(X)
+    return [
+        (X.indices[lo:hi].astype(np.int32), X.data[lo:hi].astype(np.float64))
+        for lo, hi in zip(X.indptr[:-1], X.indptr[1:], strict=True)
+    ]
 
 
 def _stack(rows: Sequence[_Row | None], n_terms: int) -> sp.csr_matrix:

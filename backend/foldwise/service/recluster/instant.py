@@ -26,7 +26,6 @@ from sqlalchemy.orm import Session
 
 from foldwise.service.config import Settings
 from foldwise.service.critiques.models import Critique, TreeState
-from foldwise.service.db import utcnow
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster import stored_model
@@ -207,7 +206,6 @@ def _store(
     seq = session.scalar(select(TreeState.critique_seq).where(TreeState.user_id == user_id))
     session.execute(delete(DocumentSuggestion).where(DocumentSuggestion.document_id.in_(ids)))
     if placed:
-        now = utcnow()
         session.execute(
             insert(DocumentSuggestion),
             [
@@ -223,7 +221,6 @@ def _store(
                     "runner_up_folder_id": s.runner_up_folder_id,
                     "margin": s.margin,
                     "pair_mass": s.pair_mass,
-                    "created_at": now,
                 }
                 for document_id, s in sorted(placed.items())
             ],
