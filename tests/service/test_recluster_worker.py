@@ -181,7 +181,11 @@ def _killed_worker(
             first.wait()
             running = client.get(f"/api/jobs/{job_id}", headers=headers).json()
             assert running["state"] == "running" and running["attempts"] == 1
-            second = _start_worker(redis_settings, tmp_path / "second.log", **FAST)
+            # Every process reaps with the same max_attempts, as in a deployment: the second
+            # worker may reap the dead job on its start before this process reads it.
+            second = _start_worker(
+                redis_settings, tmp_path / "second.log", **FAST, max_attempts=max_attempts
+            )
             try:
                 final = _wait_for(
                     client, headers, job_id, lambda j: j["state"] in ("done", "failed", "stale")
