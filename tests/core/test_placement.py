@@ -237,6 +237,43 @@ def test_calibrated_confidence_is_monotone_and_a_floor_on_held_out_documents():
     assert shown > 0 and hits / shown >= 0.9
 
 
+def _count_svm_fits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Each FolderPlacement SVM fit from now on appends its number of training rows."""
+    calls: list[int] = []
+    fit_svm = FolderPlacement._fit_svm
+
+    def counted(self, F, y, *args, **kwargs):
+        calls.append(F.shape[0])
+        return fit_svm(self, F, y, *args, **kwargs)
+
+    monkeypatch.setattr(FolderPlacement, "_fit_svm", counted)
+    return calls
+
+
+def test_the_temperature_comes_from_the_representation_selection_folds(monkeypatch):
+    """With "auto", the chosen representation's held-out decisions give the temperature:
+    3 x 2 selection fits, 5 novelty fits and the final one, and no temperature folds of
+    its own; a fixed representation fits them (5)."""
+    X, truth = _noisy_corpus(0)
+    labels = _labels(truth, n_labeled=25)
+    n_labeled = sum(f is not None for f in labels)
+    calls = _count_svm_fits(monkeypatch)
+    auto = FolderPlacement().fit(X, labels)
+    auto_fits = len(calls)
+    calls.clear()
+    fixed = FolderPlacement(representation=auto.representation_).fit(X, labels)
+    assert (auto_fits, len(calls)) == (3 * 2 + 5 + 1, 5 + 5 + 1)
+    # Every labeled document is scored held out either way, and the two estimates agree.
+    assert auto.held_out_top_.size == fixed.held_out_top_.size == n_labeled
+    assert auto.temperature_ == pytest.approx(fixed.temperature_, rel=0.3)
+    assert auto.calibration_x_.size > 0
+    # Where the SVMs are sampled the selection keeps only its hits (one fold each): the
+    # temperature fits its own fold.
+    calls.clear()
+    FolderPlacement(max_svm_pairs=n_labeled).fit(X, labels)
+    assert len(calls) == 2 + 1 + 1 + 1
+
+
 def test_calibration_map_corrects_an_overconfident_softmax():
     """Held-out posteriors of .95 that are right 60% of the time are shown at most .6."""
     rng = np.random.default_rng(0)

@@ -91,7 +91,7 @@ class ReclusterSettings(BaseSettings):
     #: Reuse the previous version's cross-validated placement quantities (representation,
     #: temperature, calibration, novelty) while the labeled counts moved by at most this
     #: share since they were estimated: a recluster after a few moves or filings then fits 1
-    #: SVM instead of 17 per placement model (core ``FolderPlacement.cross_validated``,
+    #: SVM instead of 12 per placement model (core ``FolderPlacement.cross_validated``,
     #: docs/recluster.md "Kept cross-validation"); 0: only when no count changed.
     cv_reuse_max_change: float = Field(default=0.1, ge=0)
     #: ``False``: cross-validate on every recluster.

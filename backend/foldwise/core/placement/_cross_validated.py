@@ -1,7 +1,8 @@
 """What :class:`FolderPlacement` learns by cross-validation, kept so a later fit can reuse it.
 
-Of a placement model's 17 LinearSVC fits, 16 are cross-validation: the representation
-selection (6), the softmax temperature and calibration (5) and the novelty model (5). They
+Of a placement model's 12 LinearSVC fits, 11 are cross-validation: the representation
+selection (6), whose held-out decisions also give the softmax temperature and calibration
+(5 fits of their own where the representation is fixed), and the novelty model (5). They
 estimate properties of the collection (which representation places better, how sure
 held-out decisions are, how low a known document's top decision goes), not the boundaries
 themselves. A recluster after a few moves or filings sees almost the same labeled

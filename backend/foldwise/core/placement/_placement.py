@@ -68,6 +68,9 @@ from foldwise.core.placement._placement_arrays import placement_from_arrays, pla
 from foldwise.core.placement._sampled_svm import sampled_one_vs_rest
 
 _T = TypeVar("_T")
+#: Cross-validation folds of the labeled documents (n_labeled,), the folds scored, and each
+#: scored fold's held-out decision values (n_in_fold, n_folders), None where not scorable.
+_HeldOut = tuple[NDArray[np.intp], list[int], list[NDArray[np.float64] | None]]
 
 
 class FolderPlacement(BaseEstimator):
@@ -93,7 +96,8 @@ class FolderPlacement(BaseEstimator):
         Level-assignment threshold (003 eq. 9 uses 0.9): a document goes into a subtree only
         if its posterior mass there exceeds ``rho``.
     cv : int, default=5
-        Folds for fitting the softmax temperature on held-out decision values.
+        Folds of the novelty model, and of the softmax temperature where no representation
+        selection ran ("auto" fits the temperature on the selection's folds).
     random_state : int, default=0
         Seed for the SVD and the folds.
     representation : {"auto", "latent", "plain"}, default="auto"
@@ -109,7 +113,7 @@ class FolderPlacement(BaseEstimator):
     cross_validated : CrossValidated or None, default=None
         The cross-validated quantities of an earlier fit (:meth:`cross_validated_state`):
         the representation choice, temperature, calibration, held-out top decisions and
-        novelty model. Reused instead of 16 of the 17 SVM fits when that fit saw the same
+        novelty model. Reused instead of 11 of the 12 SVM fits when that fit saw the same
         folders, the same cross-validation parameters and labeled counts within
         ``max_label_change`` (``_cross_validated``); otherwise ignored.
     max_label_change : float, default=0.1
@@ -263,9 +267,11 @@ class FolderPlacement(BaseEstimator):
         self.cv_labeled_per_folder_ = (
             self.labeled_per_folder_ if kept_counts is None else kept_counts.astype(np.intp)
         )
-        self.representation_ = (
-            kept.representation if kept else self._choose_representation(X, w, labeled, y)
-        )
+        held_out = None
+        if kept is not None:
+            self.representation_ = kept.representation
+        else:
+            self.representation_, held_out = self._choose_representation(X, w, labeled, y)
         Xw, w = self._weigh(X, w, labeled, y, self.representation_)
         self.term_weights_ = w
         self.components_ = self._fit_components(Xw, self.representation_)
@@ -285,7 +291,7 @@ class FolderPlacement(BaseEstimator):
                 self.novelty_coef_ = kept.novelty_coef
             else:
                 self.temperature_, self.novelty_coef_ = self._fit_temperature_and_novelty(
-                    F[labeled], y
+                    F[labeled], y, held_out
                 )
         self.triples_ = check_triples(triples, n_docs)
         self._fit_labels = [None if f is None else index[tuple(f)] for f in folders]
@@ -419,8 +425,9 @@ class FolderPlacement(BaseEstimator):
         w: NDArray[np.float64],
         labeled: NDArray[np.bool_],
         y: NDArray[np.intp],
-    ) -> str:
-        """``representation``, or for "auto" the one with more held-out documents right.
+    ) -> tuple[str, _HeldOut | None]:
+        """``representation``, or for "auto" the one with more held-out documents right,
+        and the held-out decisions of the chosen one (None where none are kept).
 
         "latent" (eta^2 term weights and LSA of all documents) helps where folders share
         vocabulary and few documents are filed; "plain" (the weighted tf-idf alone) where
@@ -428,21 +435,31 @@ class FolderPlacement(BaseEstimator):
         on a corpus of 80 slices per page .793 against .807 (docs/placement.md). The
         collection decides: ``selection_folds``-fold cross-validation on the labeled
         documents, eta^2 and LSA refitted without the held-out fold's labels.
+
+        The chosen representation's held-out decisions are what the temperature needs
+        too, so they are returned for it (:meth:`_fit_temperature_and_novelty`) where the
+        SVMs are exact; where they are sampled (labeled documents x folders above
+        ``max_svm_pairs``) the two folds' decisions would be held side by side (270 MB
+        each at 100,000 documents in 1,000 folders), and only the hits are kept.
         """
         if self.representation != "auto":
-            return self.representation
+            return self.representation, None
         counts = np.bincount(y, minlength=len(self.folders_))
         if len(self.folders_) < 2 or np.sort(counts)[-2] < self.selection_folds:
-            return "latent"  # too few labeled documents to compare on
+            return "latent", None  # too few labeled documents to compare on
         rng = np.random.default_rng(self.random_state + 2)
         fold = np.empty(y.size, dtype=np.intp)
         for j in np.unique(y):
             members = np.flatnonzero(y == j)
             fold[members] = rng.permutation(members.size) % self.selection_folds
         rows = np.flatnonzero(labeled)
+        keep_decisions = y.size * len(self.folders_) <= self.max_svm_pairs
 
-        def fold_hits(representation: str, f: int) -> NDArray[np.bool_] | None:
-            """Held-out documents of fold ``f`` placed right (None: fold not scorable)."""
+        def fold_decisions(
+            representation: str, f: int
+        ) -> tuple[NDArray[np.bool_], NDArray[np.float64] | None] | None:
+            """Held-out documents of fold ``f`` placed right, and their decision values
+            (n_in_fold, n_folders) if kept; None where the fold is not scorable."""
             train, test = fold != f, fold == f
             if np.unique(y[train]).size < 2 or not test.any():
                 return None
@@ -452,15 +469,28 @@ class FolderPlacement(BaseEstimator):
             F = self._features(Xw, self._fit_components(Xw, representation))
             coef, intercept = self._fit_svm(F[rows[train]], y[train])
             D = np.asarray(F[rows[test]] @ coef.T + intercept)
-            return np.asarray(D.argmax(axis=1) == y[test])
+            return np.asarray(D.argmax(axis=1) == y[test]), D if keep_decisions else None
 
-        used = range(self._folds_used(self.selection_folds, y.size))
+        used = list(range(self._folds_used(self.selection_folds, y.size)))
         tasks = [(r, f) for r in ("latent", "plain") for f in used]
-        scored = self._parallel(fold_hits, tasks)
+        scored = self._parallel(fold_decisions, tasks)
         right = {r: np.zeros(y.size, dtype=bool) for r in ("latent", "plain")}
-        for (representation, f), hits in zip(tasks, scored, strict=True):
+        decisions: dict[str, list[NDArray[np.float64] | None]] = {"latent": [], "plain": []}
+        for (representation, f), result in zip(tasks, scored, strict=True):
+            hits, D = (None, None) if result is None else result
             if hits is not None:
                 right[representation][fold == f] = hits
+            decisions[representation].append(D)
+        chosen = self._more_right(right)
+
+        def held_out(representation: str) -> _HeldOut | None:
+            return (fold, used, decisions[representation]) if keep_decisions else None
+
+        return chosen, held_out(chosen)
+
+    def _more_right(self, right: dict[str, NDArray[np.bool_]]) -> str:
+        """The representation whose held-out documents are right more often, or the
+        previous one unless the other is clearly better."""
         previous = self.previous_representation
         if previous is None:
             return "latent" if right["latent"].sum() >= right["plain"].sum() else "plain"
@@ -543,10 +573,15 @@ class FolderPlacement(BaseEstimator):
         return coef, intercept
 
     def _fit_temperature_and_novelty(
-        self, F: sp.csr_matrix, y: NDArray[np.intp]
+        self, F: sp.csr_matrix, y: NDArray[np.intp], held_out: _HeldOut | None = None
     ) -> tuple[float, NDArray[np.float64]]:
         """The temperature (:meth:`_temperature_folds`) and the novelty model
         (:meth:`_novelty_folds`), their fold fits on one pool of ``n_jobs`` threads.
+
+        ``held_out``: the representation selection's folds and held-out decisions of the
+        chosen representation (:meth:`_choose_representation`). The temperature is then
+        fitted on them instead of on folds of its own: five of the first fit's 17 SVM fits
+        fewer (docs/placement.md, "Temperature from the selection's folds").
 
         The two cross-validations are independent. Each on its own pool left a thread
         idle whenever its folds did not divide among the threads, and where the SVMs are
@@ -554,11 +589,19 @@ class FolderPlacement(BaseEstimator):
         the generated 100,000-document archive (docs/recluster.md, "Temperature and
         novelty side by side").
         """
-        temperature_fits, temperature_from = self._temperature_folds(F, y)
+        if held_out is not None:
+            fold, used, decisions = held_out
+            temperature_fits: list[Callable[[], Any]] = []
+            temperature_from: Callable[[list[Any]], float] = functools.partial(
+                self._temperature_from, y, fold, used
+            )
+        else:
+            temperature_fits, temperature_from = self._temperature_folds(F, y)
         novelty_fits, novelty_from = self._novelty_folds(F, y)
         done = self._parallel(_call, temperature_fits + novelty_fits)
         k = len(temperature_fits)
-        return temperature_from(done[:k]), novelty_from(done[k:])
+        temperature = temperature_from(decisions if held_out is not None else done[:k])
+        return temperature, novelty_from(done[k:])
 
     def _temperature_folds(
         self, F: sp.csr_matrix, y: NDArray[np.intp]
