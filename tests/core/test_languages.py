@@ -12,7 +12,14 @@ import numpy as np
 import pytest
 from po_corpus import ParallelCorpus, django_corpus
 
-from foldwise.core import FolderPath, FolderPlacement, TextFeatures, text_features
+from foldwise.core import (
+    LANGUAGE_CODES,
+    FolderPath,
+    FolderPlacement,
+    TextFeatures,
+    remember_language_posteriors,
+    text_features,
+)
 from foldwise.core._language import detect, detect_all
 
 GERMAN = [
@@ -39,6 +46,17 @@ def test_detects_each_documents_language() -> None:
     # Unsure (two words): the most probable of the collection's languages, not Swedish.
     assert detect_all(["Januar Februar", *GERMAN])[0] == "de"
     assert detect_all([""], known={"de"}) == ["de"]
+
+
+def test_remembered_posteriors_are_taken_instead_of_a_detection() -> None:
+    text = ENGLISH[0] + " (a copy whose language was stored as German)"
+    found = np.zeros((1, len(LANGUAGE_CODES)), dtype=np.float32)
+    found[0, LANGUAGE_CODES.index("de")] = 1.0
+    remember_language_posteriors([text], found)
+    assert detect(text) == ("de", 1.0)
+    assert TextFeatures(min_term_count=1).fit([text, *GERMAN]).languages_[0] == "de"
+    with pytest.raises(ValueError, match="shape"):
+        remember_language_posteriors([text], np.zeros((1, 3)))
 
 
 def test_german_is_stemmed_and_named_by_its_words() -> None:

@@ -13,13 +13,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 from PIL import Image, ImageDraw, ImageFont
 from sqlalchemy import select
 
 from conftest import unavailable
+from foldwise.core import LANGUAGE_CODES
 from foldwise.service.app import create_app
+from foldwise.service.documents.models import Document
 from foldwise.service.queue import EmbeddedWorker
 from foldwise.service.recluster.jobs.models import ReclusterJob
 from foldwise.service.recluster.jobs.runtime import Runtime
@@ -131,6 +134,13 @@ def test_image_only_pdf_is_read_page_by_page_in_german_too(
     assert done["text_status"] == "ocr_done" and done["ocr_pages_done"] == 2, done
     for word in ("Stromrechnung", "Stadtwerke", "Gebühren", "März", "Freitag"):
         assert word in done["text"], done["text"]
+    # The language of the text that arrived is stored with it (a scan has none before).
+    with api.session() as session:
+        stored = session.scalar(
+            select(Document.language_posteriors).where(Document.id == doc["id"])
+        )
+    assert stored is not None
+    assert LANGUAGE_CODES[int(np.frombuffer(stored, dtype=np.float32).argmax())] == "de"
 
 
 @pytest.mark.slow

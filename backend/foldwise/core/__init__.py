@@ -20,6 +20,9 @@ from foldwise.core._arrays import to_npz as arrays_to_npz
 from foldwise.core._features import TextFeatures, text_features
 from foldwise.core._hierarchy import FolderPath, Hierarchy, folder_paths_of
 from foldwise.core._kernels import compile_kernels
+from foldwise.core._language import LANGUAGE_CODES
+from foldwise.core._language import posteriors as language_posteriors
+from foldwise.core._language import remember as remember_language_posteriors
 from foldwise.core._registry import ESTIMATORS
 from foldwise.core.constraints import (
     ConflictingTriplesError,
@@ -106,6 +109,7 @@ __all__ = [
     "ESTIMATORS",
     "HAC",
     "IHAC",
+    "LANGUAGE_CODES",
     "BiHAC",
     "BiHACResult",
     "BiiHAC",
@@ -164,6 +168,7 @@ __all__ = [
     "hierarchical_f_score",
     "ihac_from_distances",
     "ihac_linkage",
+    "language_posteriors",
     "mlb_triples_per_node",
     "neighbourhood_novelty",
     "neighbourhood_p_values",
@@ -171,6 +176,7 @@ __all__ = [
     "probabilistic_hierarchy",
     "proposal_f_score",
     "rand_index",
+    "remember_language_posteriors",
     "remove_folders",
     "restrict_closer",
     "same_proposal",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import ForeignKey, Index, Integer, LargeBinary, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from foldwise.service.db import Base, utcnow
@@ -53,6 +53,11 @@ class Document(Base):
     text_status: Mapped[str] = mapped_column(
         String(24), default=EXTRACTED, server_default=EXTRACTED
     )
+    #: The text's language posteriors (``core.language_posteriors``: float32, in the order of
+    #: ``core.LANGUAGE_CODES``), detected once when the text arrives, so that no recluster
+    #: detects them again (docs/recluster.md, "Languages detected at ingest"); ``None``
+    #: before that was stored, or without text.
+    language_posteriors: Mapped[bytes | None] = mapped_column(LargeBinary, default=None)
     #: For a person: why there is no text ("no text: OCR not installed"), or what OCR did.
     text_note: Mapped[str | None] = mapped_column(String(500), default=None)
     #: OCR progress: pages read so far of the pages to read.

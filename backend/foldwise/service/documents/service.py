@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from foldwise.service.db import in_chunks, settings_of
 from foldwise.service.documents import extract as extraction
+from foldwise.service.documents import language
 from foldwise.service.documents.blobs import BlobStore, content_hash
 from foldwise.service.documents.models import EXTRACTED, OCR_PENDING, Document
 from foldwise.service.documents.writers import reclaim_dead_writers
@@ -34,6 +35,8 @@ class Prepared:
     media_type: str
     #: Pages the OCR task reads (a scan: ``text`` is ""); 0 when the text was extracted.
     ocr_pages: int = 0
+    #: ``text``'s language posteriors as stored (``language.posteriors_of``).
+    language_posteriors: bytes | None = None
 
     def new_document(self, user: User, folder_id: int | None, blob_path: str) -> Document:
         """The row of this document (a scan waits for OCR: docs/ocr.md)."""
@@ -49,6 +52,7 @@ class Prepared:
             blob_path=blob_path,
             text_status=OCR_PENDING if self.ocr_pages else EXTRACTED,
             ocr_pages_total=self.ocr_pages,
+            language_posteriors=self.language_posteriors,
         )
 
 
@@ -135,6 +139,7 @@ def prepare(
         filename=name,
         media_type=found.media_type,
         ocr_pages=found.ocr_pages,
+        language_posteriors=language.posteriors_of(found.text),
     )
 
 

@@ -14,7 +14,7 @@ import logging
 from sqlalchemy import update
 
 from foldwise.core._language import MIN_CONFIDENCE, detect
-from foldwise.service.documents import sandbox
+from foldwise.service.documents import language, sandbox
 from foldwise.service.documents.models import (
     OCR_DONE,
     OCR_FAILED,
@@ -60,6 +60,7 @@ def _finish(rt: Runtime, document_id: int, status: str, note: str, text: str = "
         document.text_note = note[:500]
         if text:
             document.text = text
+            document.language_posteriors = language.posteriors_of(text)
         session.commit()
 
 

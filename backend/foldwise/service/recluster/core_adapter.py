@@ -26,6 +26,7 @@ from threadpoolctl import threadpool_limits
 from foldwise import core
 from foldwise.service.critiques.models import Critique, CritiqueTriple, RejectedGroup
 from foldwise.service.db import in_chunks
+from foldwise.service.documents import language
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.memory import release_freed_memory
@@ -491,11 +492,17 @@ def load_inputs(
 
 
 def _texts(session: Session, doc_ids: list[int]) -> dict[int, str]:
-    """Text of each of ``doc_ids`` that still exists."""
+    """Text of each of ``doc_ids`` that still exists; their languages stored at ingest are
+    handed to the core (``language.remember``), which then detects only the others."""
     texts: dict[int, str] = {}
     for chunk in in_chunks(doc_ids):
-        rows = session.execute(select(Document.id, Document.text).where(Document.id.in_(chunk)))
-        texts.update((doc_id, text) for doc_id, text in rows)
+        rows = session.execute(
+            select(Document.id, Document.text, Document.language_posteriors).where(
+                Document.id.in_(chunk)
+            )
+        ).all()
+        texts.update((doc_id, text) for doc_id, text, _ in rows)
+        language.remember([text for _, text, _ in rows], [p for _, _, p in rows])
     return texts
 
 
