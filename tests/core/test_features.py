@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 
-from foldwise.core import TextFeatures
+from foldwise.core import TextFeatures, text_features_with_subset
 from foldwise.core._features import _count_terms
 from foldwise.core._language import Analyzer
 
@@ -77,3 +78,73 @@ def test_a_stem_is_named_by_its_commonest_word_across_stemmed_and_unstemmed_docu
     assert analyzer.word_of("rechnung") == "rechnungen"  # 5 against 4, counted once each
     analyzer.release_records()
     assert analyzer.word_of("rechnung") == "rechnung"  # nothing recorded any more
+
+
+PLACE = {"min_term_count": 2, "min_term_length": 2, "stop_words": None, "keep_digits": True}
+
+
+def _separately(texts, rows, **params):
+    """The two fits :func:`text_features_with_subset` stands for, one after the other."""
+    X_all = TextFeatures(**params).fit_transform(texts)
+    subset = TextFeatures(**params)
+    rest = [i for i in range(len(texts)) if i not in set(rows)]
+    parts = [subset.fit_transform([texts[i] for i in rows])]
+    if rest:
+        parts.append(subset.transform([texts[i] for i in rest]))
+    X_sub = sp.vstack(parts).tocsr()
+    return X_all, X_sub[np.argsort(list(rows) + rest)], subset
+
+
+def _assert_same(got, expected):
+    for a, b in zip(got[:2], expected[:2], strict=True):
+        assert a.shape == b.shape and (a != b).nnz == 0
+    assert list(got[2].terms_) == list(expected[2].terms_)
+    assert list(got[2].vocabulary_) == list(expected[2].vocabulary_)
+    np.testing.assert_array_equal(got[2].idf_, expected[2].idf_)
+    assert got[2].languages_ == expected[2].languages_
+
+
+def test_features_with_a_subset_equal_the_two_fits(corpus):
+    pages = [p.read_text(errors="replace") for p in sorted(corpus.rglob("*.txt"))[:125]]
+    texts = pages[:120]
+    rows = list(range(0, 120, 3))  # a classifier's training documents
+    got = text_features_with_subset(texts, rows, **PLACE)
+    _assert_same(got, _separately(texts, rows, **PLACE))
+    # The subset's model transforms new texts as a fit of its own would.
+    np.testing.assert_array_equal(
+        got[2].transform(pages[120:]).toarray(),
+        _separately(texts, rows, **PLACE)[2].transform(pages[120:]).toarray(),
+    )
+
+
+def test_features_with_a_subset_in_languages_with_stems_equal_the_two_fits():
+    # German is stemmed, and "Januar Februar" is unsure: the two fits read it in different
+    # collections' languages. The two fits then run as they are.
+    german = [
+        "Die Rechnung für die Stromversorgung ist eingegangen; bitte überweisen Sie den Betrag.",
+        "Rechnungen der Stadtwerke: die Stromrechnung und die Wasserrechnung für das Jahr.",
+        "Der Arzt hat die Untersuchung beendet und schickt den Befund an die Krankenkasse.",
+    ]
+    english = ["The invoice for the electricity supply has arrived; please pay the amount."]
+    texts = [*german, *english, "Januar Februar", german[0] + " Rechnungen"]
+    rows = [3, 0, 1]
+    _assert_same(
+        text_features_with_subset(texts, rows, min_term_count=1),
+        _separately(texts, rows, min_term_count=1),
+    )
+
+
+def test_features_with_a_subset_of_every_text_are_one_fit_twice():
+    texts = ["one text about invoices", "another text about invoices", "a third text"]
+    _assert_same(
+        text_features_with_subset(texts, [2, 0, 1], min_term_count=1),
+        _separately(texts, [2, 0, 1], min_term_count=1),
+    )
+
+
+@pytest.mark.parametrize(
+    ("rows", "match"), [([], "at least one"), ([0, 0], "distinct"), ([5], r"\[0, 2\)")]
+)
+def test_features_with_a_subset_refuse_bad_rows(rows, match):
+    with pytest.raises(ValueError, match=match):
+        text_features_with_subset(["one text here", "another text here"], rows)

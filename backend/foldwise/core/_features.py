@@ -118,6 +118,23 @@ class TextFeatures(TransformerMixin, BaseEstimator):
         return _language.detect_all(texts, known)
 
     def _fit(self, texts: Sequence[str]) -> sp.csr_matrix:
+        self._check_params()
+        texts = _as_texts(texts)
+        if not texts:
+            raise ValueError("cannot build features from an empty collection")
+        self.languages_ = self._languages(texts, known=None)
+        self._analyzer = Analyzer(self._pattern(), self.stop_words, self.stem)
+        # Each document's terms are counted as they are made, never all held at once: at
+        # 100,000 documents the lists of terms took 0.7 GB. Surface words are recorded only
+        # where a name may be asked for, a collection with stems (``_readable``).
+        record = self._records(self.languages_)
+        docs = (
+            self._analyzer(t, lang, record=record)
+            for t, lang in zip(texts, self.languages_, strict=True)
+        )
+        return self._select(*_count_terms(docs))
+
+    def _check_params(self) -> None:
         for name in ("min_term_count", "min_term_length", "max_terms"):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 1:
@@ -129,20 +146,14 @@ class TextFeatures(TransformerMixin, BaseEstimator):
             )
         if self.stem not in ("auto", True, False):
             raise ValueError(f"stem must be 'auto', True or False, got {self.stem!r}")
-        texts = _as_texts(texts)
-        if not texts:
-            raise ValueError("cannot build features from an empty collection")
-        self.languages_ = self._languages(texts, known=None)
-        self._analyzer = Analyzer(self._pattern(), self.stop_words, self.stem)
-        # Each document's terms are counted as they are made, never all held at once: at
-        # 100,000 documents the lists of terms took 0.7 GB. Surface words are recorded only
-        # where a name may be asked for, a collection with stems (``_readable``).
-        record = any(self._analyzer.stems_for(lang) for lang in set(self.languages_))
-        docs = (
-            self._analyzer(t, lang, record=record)
-            for t, lang in zip(texts, self.languages_, strict=True)
-        )
-        counts, terms = _count_terms(docs)
+
+    def _records(self, languages: Sequence[str]) -> bool:
+        """Whether fitting on documents in ``languages`` records surface words (stems)."""
+        return any(self._analyzer.stems_for(lang) for lang in set(languages))
+
+    def _select(self, counts: sp.csr_matrix, terms: NDArray[np.object_]) -> sp.csr_matrix:
+        """Fit the kept terms and their idf from the term counts of the fitted documents
+        (n_docs, n_seen_terms) over ``terms``, sorted; returns the counts of the kept terms."""
         if terms.size == 0:
             raise ValueError(
                 "no usable terms: every document is empty or holds only short or numeric tokens"
@@ -330,6 +341,62 @@ def _readable(terms: np.ndarray, analyzer: Analyzer) -> np.ndarray:
         taken.add(word)
         names.append(word)
     return np.asarray(names, dtype=object)
+
+
+def text_features_with_subset(
+    texts: Sequence[str], fit_rows: Sequence[int], **params: int | bool | str | list[str] | None
+) -> tuple[sp.csr_matrix, sp.csr_matrix, TextFeatures]:
+    """Two fits of :class:`TextFeatures` with the same ``params``: on every text, and on the
+    texts ``fit_rows`` only (a classifier's training documents), which then transforms the
+    others.
+
+    Returns the first fit's matrix (n_docs, n_terms), the second's (n_docs, n_subset_terms:
+    rows of ``fit_rows`` as fitted, the others transformed, in the order of ``texts``) and the
+    second model: what :func:`text_features` on ``texts`` and ``fit_transform`` /
+    ``transform`` of a second model give, in one analysis of each text where both fits read
+    it alike (each text in the same language, no stems whose surface words a fit records);
+    otherwise by the two fits themselves. A recluster fits its placement features this way
+    (docs/recluster.md, "One analysis for both placement feature sets").
+    """
+    texts = _as_texts(texts)
+    rows = np.asarray(fit_rows, dtype=np.intp)
+    if not texts:
+        raise ValueError("cannot build features from an empty collection")
+    if rows.size == 0 or np.unique(rows).size != rows.size:
+        raise ValueError("fit_rows must be distinct and name at least one text")
+    if rows.min() < 0 or rows.max() >= len(texts):
+        raise ValueError(f"fit_rows must lie in [0, {len(texts)})")
+    everything = TextFeatures(**params)  # type: ignore[arg-type]
+    subset = TextFeatures(**params)  # type: ignore[arg-type]
+    everything._check_params()
+    rest = np.setdiff1d(np.arange(len(texts)), rows)
+    languages = everything._languages(texts, known=None)
+    fitted = subset._languages([texts[i] for i in rows], known=None)
+    own = np.asarray(languages, dtype=object)
+    own[rows] = fitted
+    own[rest] = subset._languages([texts[i] for i in rest], known=set(fitted))
+    for model in (everything, subset):
+        model._analyzer = Analyzer(model._pattern(), model.stop_words, model.stem)
+    if everything._records(languages) or own.tolist() != languages:
+        X_sub = sp.vstack(
+            [subset.fit_transform([texts[i] for i in rows])]
+            + ([subset.transform([texts[i] for i in rest])] if rest.size else [])
+        ).tocsr()[np.argsort(np.concatenate([rows, rest]))]
+        return everything.fit_transform(texts), X_sub, subset
+
+    analyse = everything._analyzer
+    docs = (analyse(t, lang, record=False) for t, lang in zip(texts, languages, strict=True))
+    counts, terms = _count_terms(docs)
+    everything.languages_ = languages
+    X_all = everything._weigh(everything._select(counts, terms))
+    # The subset's own terms: those its documents hold (``terms`` is sorted, as the
+    # subset's fit would list them).
+    in_rows = counts[rows]
+    seen = np.flatnonzero(in_rows.getnnz(axis=0) > 0)
+    subset.languages_ = fitted
+    subset._select(in_rows[:, seen], terms[seen])
+    columns = seen[np.searchsorted(terms[seen], subset.terms_)]
+    return X_all, subset._weigh(counts[:, columns]), subset
 
 
 def _as_texts(texts: Sequence[str]) -> list[str]:

@@ -147,6 +147,8 @@ def detect_all(texts: Sequence[str], known: Iterable[str] | None = None) -> list
     the languages the confident texts are in (English when none is confident): a short
     German note in a German and English collection is read as German, not as Dutch.
     """
+    if not texts:
+        return []
     P = np.array([posteriors(t) for t in texts], dtype=np.float32).reshape(len(texts), -1)
     best = P.argmax(axis=1)
     sure = P[np.arange(len(texts)), best] >= MIN_CONFIDENCE

@@ -336,7 +336,6 @@ def load_inputs(
         "stop_words": None,
         "keep_digits": True,
     }
-    X_open, _ = core.text_features(corpus, **place_options)  # type: ignore[arg-type]
     trained = {d for ids in train.values() for d in ids if d in texts}
     row_of = {d: i for i, d in enumerate(wanted)}
 
@@ -430,19 +429,19 @@ def load_inputs(
             shape=(len(wanted), len(needed)),
         )
         X_place = select_rows @ place_features.transform([corpus[i] for i in needed])
-    else:
-        place_features = core.TextFeatures(**place_options)  # type: ignore[arg-type]
-        if trained:
-            # Rows of the trained documents from the fit itself, the others transformed: each
-            # text is analysed once here.
-            first = [i for i, d in enumerate(wanted) if d in trained]
-            rest = [i for i, d in enumerate(wanted) if d not in trained]
-            parts = [place_features.fit_transform([corpus[i] for i in first])]
-            if rest:
-                parts.append(place_features.transform([corpus[i] for i in rest]))
-            X_place = sp.vstack(parts).tocsr()[np.argsort(first + rest)]
-        else:
-            X_place = place_features.fit_transform(corpus)
+        X_open, _ = core.text_features(corpus, **place_options)  # type: ignore[arg-type]
+    elif trained:
+        # Both fits from one analysis of each text (docs/recluster.md, "One analysis for both
+        # placement feature sets").
+        first = [i for i, d in enumerate(wanted) if d in trained]
+        X_open, X_place, place_features = core.text_features_with_subset(
+            corpus,
+            first,
+            **place_options,  # type: ignore[arg-type]
+        )
+    else:  # nothing to train on: the features of every text serve both
+        X_open, place_features = core.text_features(corpus, **place_options)  # type: ignore[arg-type]
+        X_place = X_open
 
     return ReclusterInput(
         doc_ids=doc_ids,
