@@ -13,6 +13,7 @@ from synthetic_topics import topic_corpus
 
 from corpus_path import PYTHON_DOCS
 from foldwise.core import FolderPlacement, text_features
+from foldwise.core.placement import _placement as placement_module
 from foldwise.core.placement._calibration import calibration_map
 
 
@@ -267,9 +268,14 @@ def test_the_temperature_comes_from_the_representation_selection_folds(monkeypat
     assert auto.held_out_top_.size == fixed.held_out_top_.size == n_labeled
     assert auto.temperature_ == pytest.approx(fixed.temperature_, rel=0.3)
     assert auto.calibration_x_.size > 0
-    # Where the SVMs are sampled the selection keeps only its hits (one fold each): the
-    # temperature fits its own fold.
+    # Where the SVMs are sampled one fold of each runs, and the selection's still gives
+    # the temperature; where its decisions would take too much memory it keeps only its
+    # hits, and the temperature fits a fold of its own.
     calls.clear()
+    FolderPlacement(max_svm_pairs=n_labeled).fit(X, labels)
+    assert len(calls) == 2 + 1 + 1
+    calls.clear()
+    monkeypatch.setattr(placement_module, "MAX_KEPT_DECISIONS", n_labeled)
     FolderPlacement(max_svm_pairs=n_labeled).fit(X, labels)
     assert len(calls) == 2 + 1 + 1 + 1
 

@@ -68,6 +68,11 @@ from foldwise.core.placement._placement_arrays import placement_from_arrays, pla
 from foldwise.core.placement._sampled_svm import sampled_one_vs_rest
 
 _T = TypeVar("_T")
+#: Held-out decision values (documents x folders, both representations) the representation
+#: selection may keep for the temperature (:meth:`FolderPlacement._choose_representation`):
+#: 160 MB as float64. 20,000 labeled documents in 150 folders keep theirs (one fold of 6,600
+#: documents where the SVMs are sampled); 100,000 in 1,000 folders (33,000) do not.
+MAX_KEPT_DECISIONS = 20_000_000
 #: Cross-validation folds of the labeled documents (n_labeled,), the folds scored, and each
 #: scored fold's held-out decision values (n_in_fold, n_folders), None where not scorable.
 _HeldOut = tuple[NDArray[np.intp], list[int], list[NDArray[np.float64] | None]]
@@ -437,10 +442,10 @@ class FolderPlacement(BaseEstimator):
         documents, eta^2 and LSA refitted without the held-out fold's labels.
 
         The chosen representation's held-out decisions are what the temperature needs
-        too, so they are returned for it (:meth:`_fit_temperature_and_novelty`) where the
-        SVMs are exact; where they are sampled (labeled documents x folders above
-        ``max_svm_pairs``) the two folds' decisions would be held side by side (270 MB
-        each at 100,000 documents in 1,000 folders), and only the hits are kept.
+        too, so they are returned for it (:meth:`_fit_temperature_and_novelty`) unless
+        both representations' would take more than :data:`MAX_KEPT_DECISIONS` values
+        (at 100,000 documents in 1,000 folders one fold's are 270 MB each); then only
+        the hits are kept.
         """
         if self.representation != "auto":
             return self.representation, None
@@ -453,7 +458,9 @@ class FolderPlacement(BaseEstimator):
             members = np.flatnonzero(y == j)
             fold[members] = rng.permutation(members.size) % self.selection_folds
         rows = np.flatnonzero(labeled)
-        keep_decisions = y.size * len(self.folders_) <= self.max_svm_pairs
+        used = list(range(self._folds_used(self.selection_folds, y.size)))
+        n_held_out = int(np.isin(fold, used).sum())
+        keep_decisions = 2 * n_held_out * len(self.folders_) <= MAX_KEPT_DECISIONS
 
         def fold_decisions(
             representation: str, f: int
@@ -471,7 +478,6 @@ class FolderPlacement(BaseEstimator):
             D = np.asarray(F[rows[test]] @ coef.T + intercept)
             return np.asarray(D.argmax(axis=1) == y[test]), D if keep_decisions else None
 
-        used = list(range(self._folds_used(self.selection_folds, y.size)))
         tasks = [(r, f) for r in ("latent", "plain") for f in used]
         scored = self._parallel(fold_decisions, tasks)
         right = {r: np.zeros(y.size, dtype=bool) for r in ("latent", "plain")}
@@ -482,11 +488,7 @@ class FolderPlacement(BaseEstimator):
                 right[representation][fold == f] = hits
             decisions[representation].append(D)
         chosen = self._more_right(right)
-
-        def held_out(representation: str) -> _HeldOut | None:
-            return (fold, used, decisions[representation]) if keep_decisions else None
-
-        return chosen, held_out(chosen)
+        return chosen, (fold, used, decisions[chosen]) if keep_decisions else None
 
     def _more_right(self, right: dict[str, NDArray[np.bool_]]) -> str:
         """The representation whose held-out documents are right more often, or the
