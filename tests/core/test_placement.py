@@ -269,15 +269,18 @@ def test_the_temperature_comes_from_the_representation_selection_folds(monkeypat
     assert auto.temperature_ == pytest.approx(fixed.temperature_, rel=0.3)
     assert auto.calibration_x_.size > 0
     # Where the SVMs are sampled one fold of each runs, and the selection's still gives
-    # the temperature; where its decisions would take too much memory it keeps only its
-    # hits, and the temperature fits a fold of its own.
+    # the temperature; where its decisions would take too much memory it keeps those of a
+    # sample of the held-out documents.
     calls.clear()
-    FolderPlacement(max_svm_pairs=n_labeled).fit(X, labels)
+    sampled = FolderPlacement(max_svm_pairs=n_labeled).fit(X, labels)
     assert len(calls) == 2 + 1 + 1
+    n_folders = len(sampled.folders_)
+    monkeypatch.setattr(placement_module, "MAX_KEPT_DECISIONS", 2 * n_folders * 40)
     calls.clear()
-    monkeypatch.setattr(placement_module, "MAX_KEPT_DECISIONS", n_labeled)
-    FolderPlacement(max_svm_pairs=n_labeled).fit(X, labels)
-    assert len(calls) == 2 + 1 + 1 + 1
+    few = FolderPlacement(max_svm_pairs=n_labeled).fit(X, labels)
+    assert len(calls) == 2 + 1 + 1
+    assert few.held_out_top_.size == 40 < sampled.held_out_top_.size
+    assert few.temperature_ == pytest.approx(sampled.temperature_, rel=0.5)
 
 
 def test_calibration_map_corrects_an_overconfident_softmax():

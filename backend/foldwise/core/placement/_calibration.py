@@ -42,14 +42,16 @@ def temperature_from(
 
     ``y``: folder index of each labeled document, shape (n_labeled,); ``fold``: its fold;
     ``decisions``: for each fold of ``used``, the decision values (n_in_fold, n_folders)
-    of SVMs that did not see that fold, or None where the fold could not be scored.
+    of SVMs that did not see that fold, or None where the fold could not be scored. A fold
+    of -1 marks a held-out document whose decisions were not kept: neither scored nor
+    counted among a fold's training documents.
     """
     scored = np.zeros(y.size, dtype=bool)
     parts: list[tuple[NDArray[np.bool_], NDArray[np.float64]]] = []
     for f, D_f in zip(used, decisions, strict=True):
         if D_f is not None:
             test = fold == f
-            known = np.isin(y[test], y[~test])
+            known = np.isin(y[test], y[~test & (fold >= 0)])
             scored[test] = known
             parts.append((test, D_f[known]))
     if not scored.any():

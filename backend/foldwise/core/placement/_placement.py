@@ -69,9 +69,10 @@ from foldwise.core.placement._sampled_svm import sampled_one_vs_rest
 
 _T = TypeVar("_T")
 #: Held-out decision values (documents x folders, both representations) the representation
-#: selection may keep for the temperature (:meth:`FolderPlacement._choose_representation`):
-#: 160 MB as float64. 20,000 labeled documents in 150 folders keep theirs (one fold of 6,600
-#: documents where the SVMs are sampled); 100,000 in 1,000 folders (33,000) do not.
+#: selection keeps for the temperature (:meth:`FolderPlacement._choose_representation`):
+#: 160 MB as float64. 20,000 labeled documents in 150 folders keep all of theirs (one fold of
+#: 6,600 documents where the SVMs are sampled); 100,000 in 1,000 folders keep 10,000 of the
+#: 33,000 held out, as many as ``max_held_out`` deems plenty for a temperature.
 MAX_KEPT_DECISIONS = 20_000_000
 #: Cross-validation folds of the labeled documents (n_labeled,), the folds scored, and each
 #: scored fold's held-out decision values (n_in_fold, n_folders), None where not scorable.
@@ -442,10 +443,10 @@ class FolderPlacement(BaseEstimator):
         documents, eta^2 and LSA refitted without the held-out fold's labels.
 
         The chosen representation's held-out decisions are what the temperature needs
-        too, so they are returned for it (:meth:`_fit_temperature_and_novelty`) unless
-        both representations' would take more than :data:`MAX_KEPT_DECISIONS` values
-        (at 100,000 documents in 1,000 folders one fold's are 270 MB each); then only
-        the hits are kept.
+        too, so they are returned for it (:meth:`_fit_temperature_and_novelty`): all of
+        them, or a random sample where both representations' would take more than
+        :data:`MAX_KEPT_DECISIONS` values (at 100,000 documents in 1,000 folders one
+        fold's are 270 MB each).
         """
         if self.representation != "auto":
             return self.representation, None
@@ -459,14 +460,15 @@ class FolderPlacement(BaseEstimator):
             fold[members] = rng.permutation(members.size) % self.selection_folds
         rows = np.flatnonzero(labeled)
         used = list(range(self._folds_used(self.selection_folds, y.size)))
-        n_held_out = int(np.isin(fold, used).sum())
-        keep_decisions = 2 * n_held_out * len(self.folders_) <= MAX_KEPT_DECISIONS
+        held_out = np.isin(fold, used)
+        kept = self._kept_for_temperature(held_out, rng)
 
         def fold_decisions(
             representation: str, f: int
-        ) -> tuple[NDArray[np.bool_], NDArray[np.float64] | None] | None:
-            """Held-out documents of fold ``f`` placed right, and their decision values
-            (n_in_fold, n_folders) if kept; None where the fold is not scorable."""
+        ) -> tuple[NDArray[np.bool_], NDArray[np.float64]] | None:
+            """Held-out documents of fold ``f`` placed right, and the decision values of
+            those of them ``kept`` (n_kept_in_fold, n_folders); None where the fold is not
+            scorable."""
             train, test = fold != f, fold == f
             if np.unique(y[train]).size < 2 or not test.any():
                 return None
@@ -476,7 +478,8 @@ class FolderPlacement(BaseEstimator):
             F = self._features(Xw, self._fit_components(Xw, representation))
             coef, intercept = self._fit_svm(F[rows[train]], y[train])
             D = np.asarray(F[rows[test]] @ coef.T + intercept)
-            return np.asarray(D.argmax(axis=1) == y[test]), D if keep_decisions else None
+            hits = np.asarray(D.argmax(axis=1) == y[test])
+            return hits, D if kept[test].all() else D[kept[test]]
 
         tasks = [(r, f) for r in ("latent", "plain") for f in used]
         scored = self._parallel(fold_decisions, tasks)
@@ -488,7 +491,23 @@ class FolderPlacement(BaseEstimator):
                 right[representation][fold == f] = hits
             decisions[representation].append(D)
         chosen = self._more_right(right)
-        return chosen, (fold, used, decisions[chosen]) if keep_decisions else None
+        # Held-out documents whose decisions were not kept are in no fold for the
+        # temperature: neither scored nor counted as training (``temperature_from``).
+        return chosen, (np.where(held_out & ~kept, -1, fold), used, decisions[chosen])
+
+    def _kept_for_temperature(
+        self, held_out: NDArray[np.bool_], rng: np.random.Generator
+    ) -> NDArray[np.bool_]:
+        """The held-out documents (mask of shape (n_labeled,)) whose decision values the
+        selection keeps for the temperature: all of them, or a random sample where both
+        representations' would pass :data:`MAX_KEPT_DECISIONS` values."""
+        budget = MAX_KEPT_DECISIONS // (2 * len(self.folders_))
+        candidates = np.flatnonzero(held_out)
+        if candidates.size <= budget:
+            return held_out
+        kept = np.zeros_like(held_out)
+        kept[rng.choice(candidates, size=budget, replace=False)] = True
+        return kept
 
     def _more_right(self, right: dict[str, NDArray[np.bool_]]) -> str:
         """The representation whose held-out documents are right more often, or the
