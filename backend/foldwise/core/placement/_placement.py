@@ -610,30 +610,25 @@ class FolderPlacement(BaseEstimator):
         the generated 100,000-document archive (docs/recluster.md, "Temperature and
         novelty side by side").
         """
-        if held_out is not None:
-            fold, used, decisions = held_out
-            temperature_fits: list[Callable[[], Any]] = []
-            temperature_from: Callable[[list[Any]], float] = functools.partial(
-                self._temperature_from, y, fold, used
-            )
-        else:
-            temperature_fits, temperature_from = self._temperature_folds(F, y)
+        temperature_fits, temperature_from = self._temperature_folds(F, y, held_out)
         novelty_fits, novelty_from = self._novelty_folds(F, y)
         done = self._parallel(_call, temperature_fits + novelty_fits)
         k = len(temperature_fits)
-        temperature = temperature_from(decisions if held_out is not None else done[:k])
-        return temperature, novelty_from(done[k:])
+        return temperature_from(done[:k]), novelty_from(done[k:])
 
     def _temperature_folds(
-        self, F: sp.csr_matrix, y: NDArray[np.intp]
+        self, F: sp.csr_matrix, y: NDArray[np.intp], held_out: _HeldOut | None = None
     ) -> tuple[list[Callable[[], Any]], Callable[[list[Any]], float]]:
         """Softmax temperature minimising the held-out log-loss of the labeled documents.
 
         Each labeled document is scored by SVMs that did not see it, so the posteriors are
         as sure as the classifier is on new documents, not on its own training data.
         Returns the fold fits to run and the function that turns their results into the
-        temperature (setting the calibration and ``held_out_top_`` on the way).
+        temperature (setting the calibration and ``held_out_top_`` on the way); with
+        ``held_out`` (the selection's folds and decisions) there are no fits to run.
         """
+        if held_out is not None:
+            return [], lambda _: self._temperature_from(y, *held_out)
         rng = np.random.default_rng(self.random_state)
         fold = np.empty(y.size, dtype=np.intp)
         for j in np.unique(y):

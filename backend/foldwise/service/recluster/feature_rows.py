@@ -135,10 +135,10 @@ def _split(X: sp.csr_matrix) -> list[_Row]:
 def _stack(rows: Sequence[_Row | None], n_terms: int) -> sp.csr_matrix:
     """CSR of ``rows`` (every one present), shape (len(rows), n_terms)."""
     present = [row for row in rows if row is not None]
-    indptr = np.zeros(len(present) + 1, dtype=np.int64)
-    indptr[1:] = np.cumsum([row[0].size for row in present])
     if not present:
         return sp.csr_matrix((0, n_terms))
+    indptr = np.zeros(len(present) + 1, dtype=np.int64)
+    indptr[1:] = np.cumsum([row[0].size for row in present])
     indices = np.concatenate([row[0] for row in present])
     data = np.concatenate([row[1] for row in present])
     return sp.csr_matrix((data, indices, indptr), shape=(len(present), n_terms))
