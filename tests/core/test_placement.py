@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.decomposition import TruncatedSVD
 from sklearn.preprocessing import normalize
 from sklearn.svm import LinearSVC
 from synthetic_topics import topic_corpus
@@ -398,3 +399,25 @@ def test_for_collection_is_a_fit_on_another_collection_with_the_same_labeled_doc
     )
     with pytest.raises(ValueError, match="not fitted on"):
         fitted_a.for_collection([("nowhere",)])
+
+
+def test_the_lsa_in_single_precision_spans_what_double_precision_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    X = sp.csr_matrix(topic_corpus(seed=3, per_folder=30)[0], dtype=np.float64)
+    seen: list[np.dtype] = []
+
+    class Recording(TruncatedSVD):
+        def fit(self, X, y=None):  # type: ignore[no-untyped-def]
+            seen.append(X.dtype)
+            return super().fit(X, y)
+
+    monkeypatch.setattr(placement_module, "TruncatedSVD", Recording)
+    single = FolderPlacement(n_components=20)._fit_components(X, "latent")
+    double = TruncatedSVD(single.shape[0], random_state=0).fit(X).components_
+
+    assert seen == [np.float32]
+
+    assert single.dtype == np.float64 and single.shape == double.shape == (20, X.shape[1])
+    # Each direction is double precision's own (same sign), to single precision's rounding.
+    np.testing.assert_allclose(np.sum(single * double, axis=1), 1.0, atol=1e-4)
