@@ -4,6 +4,8 @@ to them above ``max_svm_pairs``, and stops cross-validating at ``max_held_out``.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -125,3 +127,59 @@ def test_where_the_svms_are_sampled_one_fold_is_cross_validated(
     # One fold estimates what five do.
     assert sampled.temperature_ == pytest.approx(every.temperature_, rel=0.25)
     assert sampled.novelty_coef_.shape == every.novelty_coef_.shape == (3,)
+
+
+def _record_fits(monkeypatch: pytest.MonkeyPatch, wait_for_fold: bool) -> list[str]:
+    """Patch ``FolderPlacement._fit_svm`` to log "final start", "final end" and "fold"
+    (a cross-validation fit starting); with ``wait_for_fold`` the final fit waits (at most
+    60 s) for a fold to start and logs "fold beside" if one did."""
+    log: list[str] = []
+    fold_started = threading.Event()
+    fit_svm = FolderPlacement._fit_svm
+
+    def recording(self: FolderPlacement, F: sp.csr_matrix, y: np.ndarray, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if "n_jobs" not in kwargs:  # only the final fit passes its threads
+            log.append("fold")
+            fold_started.set()
+            return fit_svm(self, F, y, *args, **kwargs)
+        log.append("final start")
+        if wait_for_fold and fold_started.wait(timeout=60):
+            log.append("fold beside")
+        fitted = fit_svm(self, F, y, *args, **kwargs)
+        log.append("final end")
+        return fitted
+
+    monkeypatch.setattr(FolderPlacement, "_fit_svm", recording)
+    return log
+
+
+def test_where_the_svms_are_sampled_the_final_fit_runs_beside_the_folds(
+    every_fold: EveryFold, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    X, _, folders, _ = every_fold
+    params = {"representation": "plain", "max_svm_pairs": 60_000}
+    alone = FolderPlacement(**params, n_jobs=1).fit(X, folders)  # type: ignore[arg-type]
+    log = _record_fits(monkeypatch, wait_for_fold=True)
+    beside = FolderPlacement(**params, n_jobs=2).fit(X, folders)  # type: ignore[arg-type]
+
+    # A temperature fold and a novelty fold; the first starts while the final fit waits.
+    assert log.count("fold") == 2
+    assert log.index("fold beside") < log.index("final end")
+    # The same fits as one after the other, within liblinear's tolerance (its shuffles
+    # come from one generator for the process).
+    np.testing.assert_allclose(beside.coef_, alone.coef_, atol=0.02)
+    np.testing.assert_allclose(beside.intercept_, alone.intercept_, atol=0.02)
+    assert beside.temperature_ == pytest.approx(alone.temperature_, rel=0.05)
+    np.testing.assert_allclose(beside.novelty_coef_, alone.novelty_coef_, rtol=0.05, atol=0.05)
+
+
+def test_below_max_svm_pairs_the_final_fit_runs_alone_before_the_folds(
+    every_fold: EveryFold, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    X, _, folders, every = every_fold
+    log = _record_fits(monkeypatch, wait_for_fold=False)
+    model = FolderPlacement(representation="plain", n_jobs=2).fit(X, folders)
+
+    assert log[:2] == ["final start", "final end"]
+    assert log[2:] == ["fold"] * 10  # five temperature folds, five novelty folds
+    np.testing.assert_array_equal(model.coef_, every.coef_)

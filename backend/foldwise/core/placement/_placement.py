@@ -289,15 +289,16 @@ class FolderPlacement(BaseEstimator):
             self.temperature_ = 1.0
             self.novelty_coef_ = np.zeros(0)
         else:
-            self.coef_, self.intercept_ = self._fit_svm(F[labeled], y, sw, n_jobs=self.n_jobs)
+            final = functools.partial(self._fit_svm, F[labeled], y, sw, n_jobs=self.n_jobs)
             if kept is not None:
+                self.coef_, self.intercept_ = final()
                 self.temperature_ = kept.temperature
                 self.calibration_x_, self.calibration_y_ = kept.calibration_x, kept.calibration_y
                 self.held_out_top_ = kept.held_out_top
                 self.novelty_coef_ = kept.novelty_coef
             else:
-                self.temperature_, self.novelty_coef_ = self._fit_temperature_and_novelty(
-                    F[labeled], y, held_out
+                (self.coef_, self.intercept_), self.temperature_, self.novelty_coef_ = (
+                    self._fit_final_and_cross_validated(final, F[labeled], y, held_out)
                 )
         self.triples_ = check_triples(triples, n_docs)
         self._fit_labels = [None if f is None else index[tuple(f)] for f in folders]
@@ -393,10 +394,14 @@ class FolderPlacement(BaseEstimator):
         """How many of ``n_folds`` folds hold out ``max_held_out`` documents (all, if fewer);
         one where the SVMs are sampled (labeled documents x folders above
         ``max_svm_pairs``)."""
-        if n_labeled * len(self.folders_) > self.max_svm_pairs:
+        if self._sampled(n_labeled):
             return 1
         per_fold = max(n_labeled / n_folds, 1.0)
         return int(min(n_folds, np.ceil(self.max_held_out / per_fold)))
+
+    def _sampled(self, n_labeled: int) -> bool:
+        """Whether the SVMs of ``n_labeled`` documents are sampled (``max_svm_pairs``)."""
+        return n_labeled * len(self.folders_) > self.max_svm_pairs
 
     def _parallel(self, task: Callable[..., _T], args: Sequence[Any]) -> list[_T]:
         """``[task(a) for a in args]`` (a tuple ``a`` is unpacked), on ``n_jobs`` threads."""
@@ -443,7 +448,7 @@ class FolderPlacement(BaseEstimator):
         documents, eta^2 and LSA refitted without the held-out fold's labels.
 
         The chosen representation's held-out decisions are what the temperature needs
-        too, so they are returned for it (:meth:`_fit_temperature_and_novelty`): all of
+        too, so they are returned for it (:meth:`_fit_final_and_cross_validated`): all of
         them, or a random sample where both representations' would take more than
         :data:`MAX_KEPT_DECISIONS` values (at 100,000 documents in 1,000 folders one
         fold's are 270 MB each).
@@ -602,11 +607,16 @@ class FolderPlacement(BaseEstimator):
         coef[present] = c
         return coef, intercept
 
-    def _fit_temperature_and_novelty(
-        self, F: sp.csr_matrix, y: NDArray[np.intp], held_out: _HeldOut | None = None
-    ) -> tuple[float, NDArray[np.float64]]:
-        """The temperature (:meth:`_temperature_folds`) and the novelty model
-        (:meth:`_novelty_folds`), their fold fits on one pool of ``n_jobs`` threads.
+    def _fit_final_and_cross_validated(
+        self,
+        final: Callable[[], tuple[NDArray[np.float64], NDArray[np.float64]]],
+        F: sp.csr_matrix,
+        y: NDArray[np.intp],
+        held_out: _HeldOut | None = None,
+    ) -> tuple[tuple[NDArray[np.float64], NDArray[np.float64]], float, NDArray[np.float64]]:
+        """The ``final`` fit's (coef, intercept), the temperature (:meth:`_temperature_folds`)
+        and the novelty model (:meth:`_novelty_folds`), the fold fits on one pool of
+        ``n_jobs`` threads.
 
         ``held_out``: the representation selection's folds and held-out decisions of the
         chosen representation (:meth:`_choose_representation`). The temperature is then
@@ -618,12 +628,23 @@ class FolderPlacement(BaseEstimator):
         sampled each runs one fold: one after the other, on one thread, 54 s and 42 s on
         the generated 100,000-document archive (docs/recluster.md, "Temperature and
         novelty side by side").
+
+        Where the SVMs are sampled the final fit joins the same pool: one novelty fold is
+        all that is left to run there, and after the final fit it ran alone on one thread
+        while the other idled (docs/recluster.md, "The novelty fold beside the final fit").
+        Below that the final fit runs first, alone: liblinear's one-vs-rest then trains
+        with no other fit drawing from the process's one generator, so its SVMs do not
+        depend on the threads.
         """
+        beside = self._sampled(y.size)
+        fitted = None if beside else final()
         temperature_fits, temperature_from = self._temperature_folds(F, y, held_out)
         novelty_fits, novelty_from = self._novelty_folds(F, y)
-        done = self._parallel(_call, temperature_fits + novelty_fits)
+        done = self._parallel(_call, ([final] if beside else []) + temperature_fits + novelty_fits)
+        if fitted is None:
+            fitted, done = done[0], done[1:]
         k = len(temperature_fits)
-        return temperature_from(done[:k]), novelty_from(done[k:])
+        return fitted, temperature_from(done[:k]), novelty_from(done[k:])
 
     def _temperature_folds(
         self, F: sp.csr_matrix, y: NDArray[np.intp], held_out: _HeldOut | None = None
@@ -654,7 +675,7 @@ class FolderPlacement(BaseEstimator):
             coef, intercept = self._fit_svm(F[train], y[train])
             D = np.asarray(F[test] @ coef.T)
             # In place: at 1,000 folders the held-out decisions are 160 MB, and the two
-            # cross-validations fit side by side (_fit_temperature_and_novelty).
+            # cross-validations fit side by side (_fit_final_and_cross_validated).
             D += intercept
             return D
 
