@@ -8,14 +8,18 @@ import io
 import zipfile
 
 import numpy as np
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select, update
+from sqlalchemy.orm import Session
 
 from foldwise import core
 from foldwise.service.composition import app_runtime
 from foldwise.service.config import Settings
+from foldwise.service.documents import similar
 from foldwise.service.documents.models import Document
-from foldwise.service.recluster import core_adapter
+from foldwise.service.recluster import core_adapter, instant
+from foldwise.service.users.models import User
 
 from .helpers import Api
 from .recluster_support import fast_options, seed_user
@@ -49,28 +53,50 @@ def test_each_ingestion_path_stores_the_language(client: TestClient, api: Api) -
     assert _stored_language(api, "imported") == "de"
 
 
-def test_a_recluster_takes_the_stored_languages(sqlite_settings: Settings) -> None:
+def _store_german(session: Session, document_id: int) -> tuple[str, np.ndarray]:
+    """Store German posteriors for an English document: its text and its true posteriors
+    (the core, asked, detects English; a reader must hand it what is stored)."""
+    text = session.scalar(select(Document.text).where(Document.id == document_id))
+    assert text is not None
+    english = core.language_posteriors(text).copy()
+    assert core.LANGUAGE_CODES[int(english.argmax())] == "en"
+    session.execute(
+        update(Document)
+        .where(Document.id == document_id)
+        .values(language_posteriors=GERMAN_POSTERIORS)
+    )
+    session.commit()
+    return text, english
+
+
+GERMAN_POSTERIORS = np.eye(len(core.LANGUAGE_CODES), dtype=np.float32)[
+    core.LANGUAGE_CODES.index("de")
+].tobytes()
+
+
+@pytest.mark.parametrize("reader", ["recluster", "instant re-placement", "similar documents"])
+def test_every_reader_of_texts_takes_the_stored_languages(
+    sqlite_settings: Settings, reader: str
+) -> None:
     rt = app_runtime(sqlite_settings, fast_options())
+    alice = seed_user(rt, "alice", filed={"python-howtos": 6}, new={"python-howtos": 1})
+    new_id = alice["new"]["python-howtos"][0]
+    with rt.sessions() as session:
+        text, english = _store_german(session, new_id)
     try:
-        alice = seed_user(rt, "alice", filed={"python-howtos": 6}, new={"python-howtos": 1})
-        new_id = alice["new"]["python-howtos"][0]
-        # Stored as German, though the text is English: the recluster must take what is
-        # stored, not detect again.
-        german = np.zeros(len(core.LANGUAGE_CODES), dtype=np.float32)
-        german[core.LANGUAGE_CODES.index("de")] = 1.0
         with rt.sessions() as session:
-            text = session.scalar(select(Document.text).where(Document.id == new_id))
-            assert text is not None
-            assert core.LANGUAGE_CODES[int(core.language_posteriors(text).argmax())] == "en"
-            session.execute(
-                update(Document)
-                .where(Document.id == new_id)
-                .values(language_posteriors=german.tobytes())
-            )
-            session.commit()
-            core_adapter.load_inputs(
-                session=session, user_id=alice["user_id"], options=rt.options, seed=0
-            )
-        assert core.language_posteriors(text).tolist() == german.tolist()
+            if reader == "recluster":
+                core_adapter.load_inputs(
+                    session=session, user_id=alice["user_id"], options=rt.options, seed=0
+                )
+            elif reader == "instant re-placement":
+                assert instant.unfiled_texts(session, alice["user_id"]) == {new_id: text}
+            else:
+                user = session.get(User, alice["user_id"])
+                assert user is not None
+                similar.similar_documents(session=session, user=user, document_id=new_id)
+        assert core.language_posteriors(text).tobytes() == GERMAN_POSTERIORS
     finally:
+        # The process's detections outlive the test: later tests ingest this text too.
+        core.remember_language_posteriors([text], english[None, :])
         rt.close()

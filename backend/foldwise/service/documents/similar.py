@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from foldwise.core import text_features
+from foldwise.service.documents import language
 from foldwise.service.documents.models import Document
 from foldwise.service.documents.schemas import SimilarDocument
 from foldwise.service.users.models import User
@@ -52,10 +53,15 @@ def _index(session: Session, user: User) -> _Index:
     if cached is not None and cached.signature == signature:
         return cached
     rows = session.execute(
-        select(Document.id, Document.text).where(Document.user_id == user.id).order_by(Document.id)
+        select(Document.id, Document.text, Document.language_posteriors)
+        .where(Document.user_id == user.id)
+        .order_by(Document.id)
     ).all()
     ids = np.array([r.id for r in rows], dtype=np.int64)
     texts = [r.text for r in rows]
+    # Detected at ingest: the core need not detect them again (docs/recluster.md,
+    # "Languages detected at ingest").
+    language.remember([t or "" for t in texts], [r.language_posteriors for r in rows])
     params = {"min_term_count": 1} if len(texts) < SMALL_COLLECTION else {}
     if texts:
         X, _ = text_features(texts, **params)
