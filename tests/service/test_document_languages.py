@@ -16,12 +16,12 @@ from sqlalchemy.orm import Session
 from foldwise import core
 from foldwise.service.composition import app_runtime
 from foldwise.service.config import Settings
-from foldwise.service.documents import similar
+from foldwise.service.documents import language, similar
 from foldwise.service.documents.models import Document
 from foldwise.service.recluster import core_adapter, instant
 from foldwise.service.users.models import User
 
-from .helpers import Api
+from .helpers import Api, run_cli
 from .recluster_support import fast_options, seed_user
 
 ENGLISH = "The invoice for the electricity supply has arrived; please pay the amount soon."
@@ -100,3 +100,43 @@ def test_every_reader_of_texts_takes_the_stored_languages(
         # The process's detections outlive the test: later tests ingest this text too.
         core.remember_language_posteriors([text], english[None, :])
         rt.close()
+
+
+def test_the_backfill_stores_the_languages_of_documents_stored_without_them(
+    client: TestClient, api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    headers = api.user()
+    for title, text in (("english", ENGLISH), ("german", GERMAN), ("other", ENGLISH + " Ok.")):
+        posted = client.post("/api/documents", json={"title": title, "text": text}, headers=headers)
+        assert posted.status_code == 201
+    with api.session() as session:  # as stored before migration 0010, but "other"
+        session.execute(
+            update(Document).where(Document.title != "other").values(language_posteriors=None)
+        )
+        session.commit()
+
+    done = run_cli(api, monkeypatch, "db", "backfill-languages")
+
+    assert done.exit_code == 0, done.stderr
+    assert done.stdout.strip() == "stored the language of 2 document(s)"
+    assert "2 of 2 document(s) read" in done.stderr
+    assert (_stored_language(api, "english"), _stored_language(api, "german")) == ("en", "de")
+    again = run_cli(api, monkeypatch, "db", "backfill-languages")
+    assert again.stdout.strip() == "stored the language of 0 document(s)"
+
+
+def test_the_backfill_commits_chunk_by_chunk(client: TestClient, api: Api) -> None:
+    headers = api.user()
+    for title in ("a", "b", "c"):
+        client.post(
+            "/api/documents", json={"title": title, "text": GERMAN + title}, headers=headers
+        )
+    with api.session() as session:
+        session.execute(update(Document).values(language_posteriors=None))
+        session.commit()
+        seen: list[tuple[int, int]] = []
+        assert language.backfill(session, chunk=2, progress=lambda *p: seen.append(p)) == 3
+        assert seen == [(2, 3), (3, 3)]
+        with pytest.raises(ValueError, match="chunk"):
+            language.backfill(session, chunk=0)
+    assert {_stored_language(api, t) for t in ("a", "b", "c")} == {"de"}

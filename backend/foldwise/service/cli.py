@@ -436,6 +436,20 @@ def register(app: typer.Typer) -> None:
         migrate.upgrade(revision=revision)
         _echo_err(f"database at {migrate.current()}")
 
+    @database.command("backfill-languages")
+    def db_backfill_languages() -> None:
+        """Detect and store the language of documents stored before migration 0010, so that
+        no recluster detects them again (docs/recluster.md, "Languages detected at ingest")."""
+        from foldwise.service.db import SessionLocal
+        from foldwise.service.documents import language
+
+        def progress(done: int, total: int) -> None:
+            _echo_err(f"{done} of {total} document(s) read")
+
+        with SessionLocal() as session:
+            stored = language.backfill(session, progress=progress)
+        typer.echo(f"stored the language of {stored} document(s)")
+
     @database.command("downgrade")
     def db_downgrade(revision: Annotated[str, typer.Argument()] = "-1") -> None:
         """Downgrade the database to REVISION (default: one step; 'base' empties it)."""

@@ -9,11 +9,14 @@ texts hands them back to the core with :func:`remember` before fitting.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
 
 from foldwise import core
+from foldwise.service.documents.models import Document
 
 
 def posteriors_of(text: str) -> bytes | None:
@@ -39,3 +42,44 @@ def remember(texts: Sequence[str], stored: Sequence[bytes | None]) -> int:
             [t for t, _ in usable], found.reshape(len(usable), len(core.LANGUAGE_CODES))
         )
     return len(usable)
+
+
+def backfill(
+    session: Session, *, chunk: int = 500, progress: Callable[[int, int], None] | None = None
+) -> int:
+    """Detect and store the languages of every document stored without them (before
+    migration 0010, or while a scan's text was pending); returns how many were stored.
+
+    Documents are read in chunks of ``chunk`` by ascending id, and each chunk is committed:
+    an interrupted run keeps what it stored, and a second run goes on from there. A text
+    without words keeps ``NULL`` (nothing to detect). ``progress(done, total)`` is called
+    after each chunk.
+    """
+    if chunk < 1:
+        raise ValueError(f"chunk must be at least 1, got {chunk}")
+    missing = (Document.language_posteriors.is_(None), Document.text.is_not(None))
+    total = session.scalar(select(func.count()).select_from(Document).where(*missing)) or 0
+    stored, done, last = 0, 0, 0
+    while True:
+        rows = session.execute(
+            select(Document.id, Document.text)
+            .where(*missing, Document.id > last)
+            .order_by(Document.id)
+            .limit(chunk)
+        ).all()
+        if not rows:
+            return stored
+        found = [(doc_id, posteriors_of(text)) for doc_id, text in rows]
+        for doc_id, posteriors in found:
+            if posteriors is not None:
+                session.execute(
+                    update(Document)
+                    .where(Document.id == doc_id)
+                    .values(language_posteriors=posteriors)
+                )
+        session.commit()
+        stored += sum(p is not None for _, p in found)
+        done += len(rows)
+        last = rows[-1][0]
+        if progress is not None:
+            progress(done, total)
