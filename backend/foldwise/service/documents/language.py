@@ -48,7 +48,7 @@ def backfill(
     session: Session, *, chunk: int = 500, progress: Callable[[int, int], None] | None = None
 ) -> int:
     """Detect and store the languages of every document stored without them (before
-    migration 0010, or while a scan's text was pending); returns how many were stored.
+    migration 0010); returns how many were stored.
 
     Documents are read in chunks of ``chunk`` by ascending id, and each chunk is committed:
     an interrupted run keeps what it stored, and a second run goes on from there. A text
