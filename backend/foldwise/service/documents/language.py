@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from sqlalchemy import func, select, update
+from sqlalchemy import ColumnElement, func, select, update
 from sqlalchemy.orm import Session
 
 from foldwise import core
@@ -42,6 +42,22 @@ def remember(texts: Sequence[str], stored: Sequence[bytes | None]) -> int:
             [t for t, _ in usable], found.reshape(len(usable), len(core.LANGUAGE_CODES))
         )
     return len(usable)
+
+
+def read_texts(session: Session, *where: ColumnElement[bool]) -> list[tuple[int, str]]:
+    """(id, text) of the documents matching ``where``, by ascending id ("" for no text);
+    their stored languages are handed to the core (:func:`remember`), so that it detects
+    only documents stored without them. Every reader of texts that fits features reads
+    them here: the recluster, the re-placement after a critique, the similar-documents
+    index (in an API process that did not ingest them, or after a restart)."""
+    rows = session.execute(
+        select(Document.id, Document.text, Document.language_posteriors)
+        .where(*where)
+        .order_by(Document.id)
+    ).all()
+    texts = [(doc_id, text or "") for doc_id, text, _ in rows]
+    remember([text for _, text in texts], [stored for _, _, stored in rows])
+    return texts
 
 
 def backfill(

@@ -52,16 +52,9 @@ def _index(session: Session, user: User) -> _Index:
         cached = _cache.get(user.id)
     if cached is not None and cached.signature == signature:
         return cached
-    rows = session.execute(
-        select(Document.id, Document.text, Document.language_posteriors)
-        .where(Document.user_id == user.id)
-        .order_by(Document.id)
-    ).all()
-    ids = np.array([r.id for r in rows], dtype=np.int64)
-    texts = [r.text for r in rows]
-    # Detected at ingest: the core need not detect them again (docs/recluster.md,
-    # "Languages detected at ingest").
-    language.remember([t or "" for t in texts], [r.language_posteriors for r in rows])
+    rows = language.read_texts(session, Document.user_id == user.id)
+    ids = np.array([doc_id for doc_id, _ in rows], dtype=np.int64)
+    texts = [text for _, text in rows]
     params = {"min_term_count": 1} if len(texts) < SMALL_COLLECTION else {}
     if texts:
         X, _ = text_features(texts, **params)

@@ -495,13 +495,7 @@ def _texts(session: Session, doc_ids: list[int]) -> dict[int, str]:
     handed to the core (``language.remember``), which then detects only the others."""
     texts: dict[int, str] = {}
     for chunk in in_chunks(doc_ids):
-        rows = session.execute(
-            select(Document.id, Document.text, Document.language_posteriors).where(
-                Document.id.in_(chunk)
-            )
-        ).all()
-        texts.update((doc_id, text) for doc_id, text, _ in rows)
-        language.remember([text for _, text, _ in rows], [p for _, _, p in rows])
+        texts.update(language.read_texts(session, Document.id.in_(chunk)))
     return texts
 
 

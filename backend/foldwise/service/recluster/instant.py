@@ -20,9 +20,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
 
-from sqlalchemy import Connection, Engine, Select, delete, insert, select, update
+from sqlalchemy import Connection, Engine, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from foldwise.service.config import Settings
@@ -276,7 +275,7 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
             closer.setdefault(int(a), []).append((int(fb), int(fc)))
     model = found[1]
     if moved:
-        texts = _texts_with_languages(session, select(Document.id).where(Document.id.in_(moved)))
+        texts = dict(language.read_texts(session, Document.id.in_(moved)))
         examples = [(texts[d] or "", f) for d, f in sorted(moved.items()) if d in texts]
         model = stored_model.update_model(model, examples)
     unfiled = unfiled_texts(session, user_id)
@@ -352,27 +351,14 @@ def unfiled_texts(
     session: Session, user_id: int, ids: Iterable[int] | None = None
 ) -> dict[int, str]:
     """Texts of the user's unfiled documents that have text (all, or those of ``ids``)."""
-    query = select(Document.id).where(
+    where = [
         Document.user_id == user_id,
         Document.folder_id.is_(None),
         Document.text_status.not_in(WITHOUT_TEXT),
-    )
+    ]
     if ids is not None:
-        query = query.where(Document.id.in_(list(ids)))
-    return _texts_with_languages(session, query)
-
-
-def _texts_with_languages(session: Session, ids: Select[Any]) -> dict[int, str]:
-    """Text of each document the query ``ids`` selects, by id; the languages stored at
-    ingest are handed to the core (``language.remember``), so that a process that did not
-    ingest them (another API process, after a restart) does not detect them again."""
-    rows = session.execute(
-        select(Document.id, Document.text, Document.language_posteriors).where(
-            Document.id.in_(ids.scalar_subquery())
-        )
-    ).all()
-    language.remember([t or "" for _, t, _ in rows], [p for _, _, p in rows])
-    return {int(d): t or "" for d, t, _ in rows}
+        where.append(Document.id.in_(list(ids)))
+    return dict(language.read_texts(session, *where))
 
 
 def clear_cache() -> None:
