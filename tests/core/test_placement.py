@@ -284,6 +284,47 @@ def test_the_temperature_comes_from_the_representation_selection_folds(monkeypat
     assert few.temperature_ == pytest.approx(sampled.temperature_, rel=0.5)
 
 
+def test_the_selection_stops_after_two_folds_when_one_representation_is_clearly_ahead(
+    monkeypatch, corpus
+):
+    """python-docs with 5 labeled per folder: latent leads plain clearly after two of the
+    three selection folds (docs/placement.md), so the third is not fitted; every fold
+    scored chooses the same. On a near tie all three folds run."""
+    files = sorted(PYTHON_DOCS.rglob("*.txt"))
+    truth = [tuple(f.relative_to(PYTHON_DOCS).parent.parts) for f in files]
+    X, _ = text_features([f.read_text(errors="replace") for f in files])
+    labels = _labels_up_to(truth, 5)
+    calls = _count_svm_fits(monkeypatch)
+    early = FolderPlacement().fit(X, labels)
+    assert len(calls) == 2 * 2 + 5 + 1  # two folds of each representation, novelty, final
+    calls.clear()
+    monkeypatch.setattr(placement_module, "FIRST_SELECTION_FOLDS", 3)
+    every = FolderPlacement().fit(X, labels)
+    assert len(calls) == 3 * 2 + 5 + 1
+    assert early.representation_ == every.representation_ == "latent"
+    # The temperature comes from the two folds' held-out documents: fewer, same estimate.
+    assert early.held_out_top_.size < every.held_out_top_.size
+    assert early.temperature_ == pytest.approx(every.temperature_, rel=0.2)
+    np.testing.assert_array_equal(early.coef_, every.coef_)
+
+    monkeypatch.setattr(placement_module, "FIRST_SELECTION_FOLDS", 2)
+    Xt, _, topics = topic_corpus(seed=12)  # both representations place every document right
+    calls.clear()
+    FolderPlacement().fit(Xt, _labels(topics))
+    assert len(calls) == 3 * 2 + 5 + 1
+
+
+def test_clear_winner_is_a_two_sided_sign_test():
+    right_a = np.array([True] * 30 + [False] * 10 + [True] * 60)
+    right_b = np.array([False] * 30 + [True] * 10 + [True] * 60)
+    # 30 wins against 10 losses: 20 > 2 sqrt(40) = 12.6, either way round.
+    assert placement_module._clear_winner(right_a, right_b)
+    assert placement_module._clear_winner(right_b, right_a)
+    # 20 against 10: 10 < 2 sqrt(30) = 11.0; no document placed differently: no evidence.
+    assert not placement_module._clear_winner(right_a[10:], right_b[10:])
+    assert not placement_module._clear_winner(right_a[40:], right_b[40:])
+
+
 def test_calibration_map_corrects_an_overconfident_softmax():
     """Held-out posteriors of .95 that are right 60% of the time are shown at most .6."""
     rng = np.random.default_rng(0)
@@ -336,18 +377,24 @@ def test_the_previous_representation_stays_on_a_near_tie():
         FolderPlacement(previous_representation="dense").fit(X, labels)
 
 
+def _labels_up_to(truth, n_labeled, seed=0):
+    """Up to ``n_labeled`` labeled documents per folder, every folder keeping a new one."""
+    rng = np.random.default_rng(seed)
+    labels: list[tuple[str, ...] | None] = [None] * len(truth)
+    for f in sorted(set(truth)):
+        idx = [i for i, t in enumerate(truth) if t == f]
+        for i in rng.choice(idx, min(n_labeled, max(len(idx) - 1, 1)), replace=False):
+            labels[int(i)] = f
+    return labels
+
+
 def test_a_clearly_better_representation_replaces_the_previous_one(corpus):
     """python-docs with 5 labeled per folder: latent wins clearly (docs/placement.md), so a
     previous "plain" gives way to it."""
     files = sorted(PYTHON_DOCS.rglob("*.txt"))
     truth = [tuple(f.relative_to(PYTHON_DOCS).parent.parts) for f in files]
     X, _ = text_features([f.read_text(errors="replace") for f in files])
-    rng = np.random.default_rng(0)
-    labels: list[tuple[str, ...] | None] = [None] * len(files)
-    for f in sorted(set(truth)):
-        idx = [i for i, t in enumerate(truth) if t == f]
-        for i in rng.choice(idx, min(5, max(len(idx) - 1, 1)), replace=False):
-            labels[int(i)] = f
+    labels = _labels_up_to(truth, 5)
     model = FolderPlacement(previous_representation="plain").fit(X, labels)
     assert model.representation_ == "latent"
 
