@@ -456,7 +456,7 @@ class FolderPlacement(BaseEstimator):
         documents, eta^2 and LSA refitted without the held-out fold's labels. The first
         ``FIRST_SELECTION_FOLDS`` folds are scored first, and the others only where one
         representation is not yet clearly ahead (``_clear_winner``): each fold is an SVD
-        and two fits of every folder's SVM, at 2,000 labeled documents a third of a first
+        and two fits of every folder's SVM, at 2,000 labeled documents a quarter of a first
         fit's CPU, and where the two are close (as on the 3,024-page PHP manual, tied after
         two folds) the last fold decides as before (docs/recluster.md, "A selection that
         stops when the choice is clear").
