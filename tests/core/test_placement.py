@@ -482,6 +482,6 @@ def test_top_two_decisions_in_blocks_are_those_of_one_product(
     D = np.sort(np.asarray(F[rows] @ coef[seen].T) + intercept[seen], axis=1)
     monkeypatch.setattr(placement_module, "_TOP_BLOCK", 4)  # three blocks of rows
 
-    top = placement_module._top_two(F, rows, np.ascontiguousarray(coef.T), intercept, seen)
+    top = placement_module._top_two(F, rows, np.ascontiguousarray(coef[seen].T), intercept[seen])
 
     np.testing.assert_array_equal(top, np.column_stack([D[:, -1], D[:, -1] - D[:, -2]]))

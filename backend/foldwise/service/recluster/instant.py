@@ -276,7 +276,7 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
     model = found[1]
     if moved:
         texts = dict(language.read_texts(session, Document.id.in_(moved)))
-        examples = [(texts[d] or "", f) for d, f in sorted(moved.items()) if d in texts]
+        examples = [(texts[d], f) for d, f in sorted(moved.items()) if d in texts]
         model = stored_model.update_model(model, examples)
     unfiled = unfiled_texts(session, user_id)
     newest = dict(sorted(unfiled.items())[-limit:])
