@@ -116,6 +116,26 @@ def test_single_folder_model_round_trips():
     np.testing.assert_array_equal(model.predict_proba(X), loaded.predict_proba(X))
 
 
+def test_archives_are_deflated_npy_members_and_numpy_archives_still_read():
+    """``to_npz`` writes what ``np.savez_compressed`` writes (one deflated ``.npy`` per
+    array), at its own zlib level; models stored by ``np.savez_compressed`` still load."""
+    arrays = {"coef": np.tile(np.arange(50.0), (40, 1)), "names": pack_strings(["a", "é"])[0]}
+    data = to_npz(arrays)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        members = archive.infolist()
+    assert [m.filename for m in members] == ["coef.npy", "names.npy"]
+    assert all(m.compress_type == zipfile.ZIP_DEFLATED for m in members)
+    assert members[0].compress_size < members[0].file_size / 4
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    for archive_bytes in (data, buffer.getvalue()):
+        back = from_npz(archive_bytes)
+        assert back.keys() == arrays.keys()
+        for name, a in arrays.items():
+            np.testing.assert_array_equal(back[name], a)
+            assert back[name].dtype == a.dtype
+
+
 def test_loading_refuses_a_pickled_object_array():
     _features, model, _, _ = _fitted()
     arrays = model.to_arrays()

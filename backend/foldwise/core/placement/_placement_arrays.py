@@ -24,7 +24,7 @@ def placement_to_arrays(model: FolderPlacement) -> dict[str, NDArray[np.generic]
     ``calibrated_confidence`` and ``place`` read, plus the parameters;
     :func:`placement_from_arrays` rebuilds a model that gives identical outputs. Folder paths are
     packed as UTF-8 components (``_arrays.pack_paths``). Write with
-    ``_arrays.to_npz`` / ``np.savez_compressed``.
+    ``_arrays.to_npz``.
     """
     fit_labels = np.array([-1 if j is None else j for j in model._fit_labels], dtype=np.int64)
     params = {
