@@ -3,7 +3,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 
-from foldwise.core import TextFeatures, text_features_with_subset
+from foldwise.core import TextAnalysis, TextFeatures, text_features, text_features_with_subset
 from foldwise.core._features import _count_terms
 from foldwise.core._language import Analyzer
 
@@ -148,3 +148,59 @@ def test_features_with_a_subset_of_every_text_are_one_fit_twice():
 def test_features_with_a_subset_refuse_bad_rows(rows, match):
     with pytest.raises(ValueError, match=match):
         text_features_with_subset(["one text here", "another text here"], rows)
+
+
+def _assert_same_fit(got, expected):
+    (matrix, model), (oracle_matrix, oracle) = got, expected
+    assert matrix.shape == oracle_matrix.shape and (matrix != oracle_matrix).nnz == 0
+    for name in ("terms_", "vocabulary_"):
+        assert list(getattr(model, name)) == list(getattr(oracle, name))
+    np.testing.assert_array_equal(model.idf_, oracle.idf_)
+    assert model.languages_ == oracle.languages_
+
+
+# Runs of word characters the clustering's pattern splits or drops: underscores, digits
+# inside and around words, letters that are no ASCII, numbers that are no decimal digits.
+TRICKY = (
+    "snake_case_name abc123 x_yz 12abc über_größe naïve l'été ²³abc abc² ab_ab_abc "
+    "Straße ÉCOLE the and of value_2 __init__ αβγ_δεζ 東京タワー テスト_ケース"
+)
+
+
+def test_narrower_features_equal_their_own_fit(corpus):
+    """The clustering's features read off the placement's analysis are the fit on the
+    texts themselves: matrix, terms, names, idf and languages."""
+    pages = [p.read_text(errors="replace") for p in sorted(corpus.rglob("*.txt"))[:80]]
+    texts = [*pages, TRICKY, TRICKY.upper() + " abc_abc abc_abc", ""]
+    analysis = TextAnalysis(texts, **PLACE)
+    _assert_same_fit(analysis.narrower_features(), text_features(texts))
+    for params in (
+        {"min_term_count": 1, "min_term_length": 4, "stop_words": "english"},
+        {"min_term_count": 1, "keep_digits": True, "stop_words": ["value_2", "abc"]},
+        {"min_term_count": 2, "max_terms": 50},
+    ):
+        _assert_same_fit(analysis.narrower_features(**params), text_features(texts, **params))
+    # The placement fits themselves are unchanged by it.
+    _assert_same_fit(analysis.features(), text_features(texts, **PLACE))
+
+
+def test_narrower_features_in_several_languages_drop_each_texts_stop_words():
+    """Unstemmed, each text's own language's stop words go ("die" is a German one, not an
+    English one); stemmed, and where the shared counts are no runs, it is a fit of its own."""
+    texts = [
+        "Die Rechnung für die Stromversorgung ist eingegangen, bitte überweisen Sie den Betrag.",
+        "Rechnungen der Stadtwerke: die Stromrechnung und die Wasserrechnung für das Jahr.",
+        "The invoice die for the electricity supply has arrived; please pay the amount.",
+        "The invoice for the water supply: die rechnung, please pay the amount by Friday.",
+    ]
+    unstemmed = {"min_term_count": 1, "stem": False}
+    analysis = TextAnalysis(texts, **{**PLACE, "stem": False})
+    got = analysis.narrower_features(**unstemmed)
+    _assert_same_fit(got, text_features(texts, **unstemmed))
+    assert got[1].languages_[:2] == ["de", "de"] and "die" in set(got[1].terms_)
+    stemmed = TextAnalysis(texts, **PLACE)  # German is stemmed: every fit on its own
+    _assert_same_fit(
+        stemmed.narrower_features(min_term_count=1), text_features(texts, min_term_count=1)
+    )
+    no_runs = TextAnalysis(texts, min_term_count=1, stem=False)  # stop words already dropped
+    _assert_same_fit(no_runs.narrower_features(**unstemmed), text_features(texts, **unstemmed))

@@ -17,7 +17,12 @@ Four modules stay at this level: ``_hierarchy`` (the tree type every room uses),
 
 from foldwise.core._arrays import from_npz as arrays_from_npz
 from foldwise.core._arrays import to_npz as arrays_to_npz
-from foldwise.core._features import TextFeatures, text_features, text_features_with_subset
+from foldwise.core._features import (
+    TextAnalysis,
+    TextFeatures,
+    text_features,
+    text_features_with_subset,
+)
 from foldwise.core._hierarchy import FolderPath, Hierarchy, folder_paths_of
 from foldwise.core._kernels import compile_kernels
 from foldwise.core._language import LANGUAGE_CODES
@@ -133,6 +138,7 @@ __all__ = [
     "ProbabilisticHierarchy",
     "StabilityResult",
     "Suggestion",
+    "TextAnalysis",
     "TextFeatures",
     "TreeFolder",
     "TripleSet",

@@ -20,7 +20,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction.text import TfidfTransformer
 
 from foldwise.core import _arrays, _language
-from foldwise.core._language import Analyzer
+from foldwise.core._language import Analyzer, stop_words_of
 
 # A token is a maximal run of letters and digits (underscores split identifiers); runs that
 # hold a digit never match because the look-arounds forbid a letter or digit on either side
@@ -343,60 +343,174 @@ def _readable(terms: np.ndarray, analyzer: Analyzer) -> np.ndarray:
     return np.asarray(names, dtype=object)
 
 
+class TextAnalysis:
+    """One analysis of a collection's texts, from which several :class:`TextFeatures` fits
+    are made.
+
+    Each text is read once under ``params`` (:class:`TextFeatures` parameters), into the
+    counts of every term it holds. From them come :meth:`features` (``params`` fitted on
+    every text), :meth:`subset_features` (fitted on some texts only, a classifier's
+    training documents, and transforming the others) and :meth:`narrower_features` (other
+    parameters whose terms are parts of these terms: the clustering's features beside the
+    placement model's). Each gives what its own fit gives (tests/core/test_features.py).
+    Where a fit would read the texts differently it runs on its own: collections with
+    stemmed languages (a fit records surface words for its readable names), texts whose
+    unsure language a subset resolves apart, parameters that are not narrower. A recluster
+    makes its features this way (docs/recluster.md, "One analysis for both placement
+    feature sets" and "The clustering's features from the placement's analysis").
+
+    Holds every text's term counts (n_texts, n_terms seen) until it is dropped.
+    """
+
+    def __init__(self, texts: Sequence[str], **params: int | bool | str | list[str] | None) -> None:
+        self.texts = _as_texts(texts)
+        if not self.texts:
+            raise ValueError("cannot build features from an empty collection")
+        self.params = params
+        model = TextFeatures(**params)  # type: ignore[arg-type]
+        model._check_params()
+        self.languages = model._languages(self.texts, known=None)
+        model._analyzer = Analyzer(model._pattern(), model.stop_words, model.stem)
+        self._model = model
+        self._counts: sp.csr_matrix | None = None
+        self._terms: NDArray[np.object_] = np.zeros(0, dtype=object)
+        if not model._records(self.languages):
+            analyse = model._analyzer
+            pairs = zip(self.texts, self.languages, strict=True)
+            self._counts, self._terms = _count_terms(analyse(t, g, record=False) for t, g in pairs)
+        self._features: tuple[sp.csr_matrix, TextFeatures] | None = None
+
+    def features(self) -> tuple[sp.csr_matrix, TextFeatures]:
+        """``params`` fitted on every text: the matrix (n_texts, n_terms) and the model."""
+        if self._features is None:
+            model = self._model
+            if self._counts is None:
+                X = model.fit_transform(self.texts)
+            else:
+                model.languages_ = list(self.languages)
+                X = model._weigh(model._select(self._counts, self._terms))
+            self._features = (X, model)
+        return self._features
+
+    def subset_features(self, fit_rows: Sequence[int]) -> tuple[sp.csr_matrix, TextFeatures]:
+        """``params`` fitted on the texts ``fit_rows`` only: every text's row under that fit
+        (n_texts, n_subset_terms; ``fit_rows`` as fitted, the others transformed, in the
+        order of the texts) and the model."""
+        texts = self.texts
+        rows = np.asarray(fit_rows, dtype=np.intp)
+        if rows.size == 0 or np.unique(rows).size != rows.size:
+            raise ValueError("fit_rows must be distinct and name at least one text")
+        if rows.min() < 0 or rows.max() >= len(texts):
+            raise ValueError(f"fit_rows must lie in [0, {len(texts)})")
+        subset = TextFeatures(**self.params)  # type: ignore[arg-type]
+        rest = np.setdiff1d(np.arange(len(texts)), rows)
+        fitted = subset._languages([texts[i] for i in rows], known=None)
+        own = np.asarray(self.languages, dtype=object)
+        own[rows] = fitted
+        own[rest] = subset._languages([texts[i] for i in rest], known=set(fitted))
+        if self._counts is None or own.tolist() != self.languages:
+            X_sub = sp.vstack(
+                [subset.fit_transform([texts[i] for i in rows])]
+                + ([subset.transform([texts[i] for i in rest])] if rest.size else [])
+            ).tocsr()[np.argsort(np.concatenate([rows, rest]))]
+            return X_sub, subset
+        subset._analyzer = Analyzer(subset._pattern(), subset.stop_words, subset.stem)
+        # The subset's own terms: those its documents hold (``terms`` is sorted, as the
+        # subset's fit would list them).
+        counts, terms = self._counts, self._terms
+        in_rows = counts[rows]
+        seen = np.flatnonzero(in_rows.getnnz(axis=0) > 0)
+        subset.languages_ = fitted
+        subset._select(in_rows[:, seen], terms[seen])
+        columns = seen[np.searchsorted(terms[seen], subset.terms_)]
+        return subset._weigh(counts[:, columns]), subset
+
+    def narrower_features(
+        self, **params: int | bool | str | list[str] | None
+    ) -> tuple[sp.csr_matrix, TextFeatures]:
+        """Other ``params`` fitted on every text: the matrix (n_texts, n_terms) and the model.
+
+        Read off the shared counts where every term of ``params`` is a part of a term
+        counted here: these counts keep digits and stop words (so each is a maximal run of
+        word characters), ``params`` asks for terms no shorter, in the same language, and
+        neither stems. A counted term's parts are what ``params``'s token pattern finds in
+        it alone: its matches never cross a run of word characters, and within one they
+        are those of the run in its text, since the characters around a run are no word
+        characters. The stop words of each text's language are then dropped.
+        """
+        model = TextFeatures(**params)  # type: ignore[arg-type]
+        model._check_params()
+        model._analyzer = Analyzer(model._pattern(), model.stop_words, model.stem)
+        broad = self._model
+        narrower = (
+            self._counts is not None
+            and broad.keep_digits
+            and broad.stop_words is None
+            and model.min_term_length >= broad.min_term_length
+            and model.language == broad.language
+            and not model._records(self.languages)
+        )
+        if not narrower:
+            return model.fit_transform(self.texts), model
+        assert self._counts is not None
+        counts, terms = _parts_counts(self._counts, self._terms, self.languages, model._analyzer)
+        model.languages_ = list(self.languages)
+        return model._weigh(model._select(counts, terms)), model
+
+
+def _parts_counts(
+    counts: sp.csr_matrix,
+    terms: NDArray[np.object_],
+    languages: Sequence[str],
+    analyzer: Analyzer,
+) -> tuple[sp.csr_matrix, NDArray[np.object_]]:
+    """The counts ``analyzer`` makes of texts whose counts of maximal word-character runs
+    are ``counts`` (n_texts, n_terms) over ``terms``: each run's parts under its pattern,
+    minus each text's language's stop words; every part seen, sorted, as ``_count_terms``
+    gives them. One sparse product: runs (n_terms) x parts (n_parts), then the stop words
+    zeroed."""
+    parts = [analyzer.token.findall(str(t)) for t in terms]
+    names = sorted({p for found in parts for p in found})
+    column = {p: j for j, p in enumerate(names)}
+    runs = np.repeat(np.arange(len(parts)), [len(found) for found in parts])
+    columns = [column[p] for found in parts for p in found]
+    # A run holding a part twice ("abc_abc") counts it twice: coo sums duplicates.
+    runs_to_parts = sp.csr_matrix(
+        (np.ones(len(columns), dtype=np.float32), (runs, columns)),
+        shape=(len(terms), len(names)),
+    )
+    out = sp.csr_matrix(counts @ runs_to_parts, dtype=np.float32)
+    language_codes = sorted(set(languages))
+    code_of_row = np.searchsorted(language_codes, np.asarray(languages, dtype=object))
+    code_of_entry = np.repeat(code_of_row, np.diff(out.indptr))
+    for code, language in enumerate(language_codes):
+        stops = analyzer.fixed_stops
+        stops = stop_words_of(language) if stops is None else stops
+        if not stops:
+            continue
+        is_stop = np.fromiter((p in stops for p in names), dtype=bool, count=len(names))
+        out.data[(code_of_entry == code) & is_stop[out.indices]] = 0
+    out.eliminate_zeros()
+    seen = np.flatnonzero(out.getnnz(axis=0) > 0)
+    out = out[:, seen].tocsr()
+    out.sort_indices()
+    return out, np.asarray(names, dtype=object)[seen]
+
+
 def text_features_with_subset(
     texts: Sequence[str], fit_rows: Sequence[int], **params: int | bool | str | list[str] | None
 ) -> tuple[sp.csr_matrix, sp.csr_matrix, TextFeatures]:
     """Two fits of :class:`TextFeatures` with the same ``params``: on every text, and on the
     texts ``fit_rows`` only (a classifier's training documents), which then transforms the
-    others.
+    others, from one analysis of each text where both read it alike (:class:`TextAnalysis`).
 
     Returns the first fit's matrix (n_docs, n_terms), the second's (n_docs, n_subset_terms:
     rows of ``fit_rows`` as fitted, the others transformed, in the order of ``texts``) and the
-    second model: what :func:`text_features` on ``texts`` and ``fit_transform`` /
-    ``transform`` of a second model give, in one analysis of each text where both fits read
-    it alike (each text in the same language, no stems whose surface words a fit records);
-    otherwise by the two fits themselves. A recluster fits its placement features this way
-    (docs/recluster.md, "One analysis for both placement feature sets").
+    second model.
     """
-    texts = _as_texts(texts)
-    rows = np.asarray(fit_rows, dtype=np.intp)
-    if not texts:
-        raise ValueError("cannot build features from an empty collection")
-    if rows.size == 0 or np.unique(rows).size != rows.size:
-        raise ValueError("fit_rows must be distinct and name at least one text")
-    if rows.min() < 0 or rows.max() >= len(texts):
-        raise ValueError(f"fit_rows must lie in [0, {len(texts)})")
-    everything = TextFeatures(**params)  # type: ignore[arg-type]
-    subset = TextFeatures(**params)  # type: ignore[arg-type]
-    everything._check_params()
-    rest = np.setdiff1d(np.arange(len(texts)), rows)
-    languages = everything._languages(texts, known=None)
-    fitted = subset._languages([texts[i] for i in rows], known=None)
-    own = np.asarray(languages, dtype=object)
-    own[rows] = fitted
-    own[rest] = subset._languages([texts[i] for i in rest], known=set(fitted))
-    for model in (everything, subset):
-        model._analyzer = Analyzer(model._pattern(), model.stop_words, model.stem)
-    if everything._records(languages) or own.tolist() != languages:
-        X_sub = sp.vstack(
-            [subset.fit_transform([texts[i] for i in rows])]
-            + ([subset.transform([texts[i] for i in rest])] if rest.size else [])
-        ).tocsr()[np.argsort(np.concatenate([rows, rest]))]
-        return everything.fit_transform(texts), X_sub, subset
-
-    analyse = everything._analyzer
-    docs = (analyse(t, lang, record=False) for t, lang in zip(texts, languages, strict=True))
-    counts, terms = _count_terms(docs)
-    everything.languages_ = languages
-    X_all = everything._weigh(everything._select(counts, terms))
-    # The subset's own terms: those its documents hold (``terms`` is sorted, as the
-    # subset's fit would list them).
-    in_rows = counts[rows]
-    seen = np.flatnonzero(in_rows.getnnz(axis=0) > 0)
-    subset.languages_ = fitted
-    subset._select(in_rows[:, seen], terms[seen])
-    columns = seen[np.searchsorted(terms[seen], subset.terms_)]
-    return X_all, subset._weigh(counts[:, columns]), subset
+    analysis = TextAnalysis(texts, **params)
+    X_sub, subset = analysis.subset_features(fit_rows)
+    return analysis.features()[0], X_sub, subset
 
 
 def _as_texts(texts: Sequence[str]) -> list[str]:

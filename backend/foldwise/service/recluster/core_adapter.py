@@ -321,14 +321,14 @@ def load_inputs(
     if len(wanted) < 2:
         raise ValueError(f"nothing to cluster: {len(wanted)} document(s); a recluster needs 2")
     corpus = [texts[d] for d in wanted]
-    X_all, model = core.text_features(corpus)
-    X_all = sp.csr_matrix(X_all, dtype=np.float64)
     # The placement model's own vocabulary: every word of two or more characters, numbers
     # and function words included, as a plain tf-idf classifier sees it (docs/placement.md).
     # Two fits of it: on every document, for the open-set test (words only new documents
     # share make a new topic's pages neighbours), and on the filed documents the model
     # trains on, for the classifier, as a classifier is fitted (docs/placement.md,
-    # "Placement features of the filed documents").
+    # "Placement features of the filed documents"). The clustering's features (the
+    # papers' terms) are read off the same analysis (docs/recluster.md, "The clustering's
+    # features from the placement's analysis").
     place_options = {
         "min_term_count": options.placement_min_term_count,
         "max_terms": options.placement_max_terms,
@@ -336,6 +336,9 @@ def load_inputs(
         "stop_words": None,
         "keep_digits": True,
     }
+    analysis = core.TextAnalysis(corpus, **place_options)  # type: ignore[arg-type]
+    X_all, model = analysis.narrower_features()
+    X_all = sp.csr_matrix(X_all, dtype=np.float64)
     trained = {d for ids in train.values() for d in ids if d in texts}
     row_of = {d: i for i, d in enumerate(wanted)}
 
@@ -429,19 +432,18 @@ def load_inputs(
             shape=(len(wanted), len(needed)),
         )
         X_place = select_rows @ place_features.transform([corpus[i] for i in needed])
-        X_open, _ = core.text_features(corpus, **place_options)  # type: ignore[arg-type]
+        X_open, _ = analysis.features()
     elif trained:
         # Both fits from one analysis of each text (docs/recluster.md, "One analysis for both
         # placement feature sets").
-        first = [i for i, d in enumerate(wanted) if d in trained]
-        X_open, X_place, place_features = core.text_features_with_subset(
-            corpus,
-            first,
-            **place_options,  # type: ignore[arg-type]
+        X_open, _ = analysis.features()
+        X_place, place_features = analysis.subset_features(
+            [i for i, d in enumerate(wanted) if d in trained]
         )
     else:  # nothing to train on: the features of every text serve both
-        X_open, place_features = core.text_features(corpus, **place_options)  # type: ignore[arg-type]
+        X_open, place_features = analysis.features()
         X_place = X_open
+    del analysis  # its term counts of every text
 
     return ReclusterInput(
         doc_ids=doc_ids,
