@@ -204,3 +204,25 @@ def test_narrower_features_in_several_languages_drop_each_texts_stop_words():
     )
     no_runs = TextAnalysis(texts, min_term_count=1, stem=False)  # stop words already dropped
     _assert_same_fit(no_runs.narrower_features(**unstemmed), text_features(texts, **unstemmed))
+
+
+def test_rows_of_another_fit_read_off_the_analysis_equal_its_transform(corpus):
+    """A kept model's rows of some texts, read off the analysis, are its ``transform``:
+    its terms the texts hold, terms the analysis never saw as empty columns, its idf."""
+    pages = [p.read_text(errors="replace") for p in sorted(corpus.rglob("*.txt"))[:90]]
+    kept = TextFeatures(**PLACE).fit(pages[40:])  # partly other texts than the analysis'
+    texts = [*pages[:60], TRICKY, ""]
+    analysis = TextAnalysis(texts, **{**PLACE, "min_term_count": 1})
+    rows = [61, 0, 45, 60, 12, 3]
+    got = analysis.transform_rows(kept, rows)
+    expected = kept.transform([texts[i] for i in rows])
+    assert got.shape == expected.shape and (got != expected).nnz == 0
+    assert got[0].nnz == 0 and got[1].nnz > 0
+    # Another analysis (stop words dropped, longer terms) or stems: its own transform.
+    german = "Die Rechnung für die Stromversorgung ist eingegangen, bitte zahlen Sie den Betrag."
+    for other in (
+        TextFeatures(min_term_count=1).fit(pages),
+        TextFeatures(**PLACE).fit([german] * 3),
+    ):
+        got = analysis.transform_rows(other, rows)
+        assert (got != other.transform([texts[i] for i in rows])).nnz == 0

@@ -425,6 +425,35 @@ class TextAnalysis:
         columns = seen[np.searchsorted(terms[seen], subset.terms_)]
         return subset._weigh(counts[:, columns]), subset
 
+    def transform_rows(self, model: TextFeatures, rows: Sequence[int]) -> sp.csr_matrix:
+        """``model.transform`` of the texts ``rows``: shape (len(rows), n_model_terms).
+
+        ``model`` is another fit (a kept placement model's features); where it analyses
+        text as this analysis does (the same token pattern, stop words and stemming, and
+        each text read in the same language or in one that changes nothing here), its
+        rows are read off the counts: its terms' columns, weighed by its idf. Otherwise
+        ``model.transform`` reads the texts again.
+        """
+        texts = [self.texts[i] for i in rows]
+        if self._counts is None or not _analyses_alike(model, self._model):
+            return model.transform(texts)
+        languages = model._languages(texts, known=set(model.languages_))
+        analyzer = model._analyzer
+        if languages != [self.languages[i] for i in rows] and (
+            analyzer.fixed_stops is None or any(analyzer.stems_for(g) for g in set(languages))
+        ):
+            return model.transform(texts)
+        terms = np.asarray(model.terms_, dtype=object)
+        at = np.minimum(np.searchsorted(self._terms, terms), max(self._terms.size - 1, 0))
+        found = np.flatnonzero(self._terms[at] == terms) if self._terms.size else at[:0]
+        select = sp.csr_matrix(
+            (np.ones(found.size, dtype=np.float32), (at[found], found)),
+            shape=(self._terms.size, terms.size),
+        )
+        counts = sp.csr_matrix(self._counts[np.asarray(rows, dtype=np.intp)] @ select)
+        counts.sort_indices()
+        return model._weigh(counts)
+
     def narrower_features(
         self, **params: int | bool | str | list[str] | None
     ) -> tuple[sp.csr_matrix, TextFeatures]:
@@ -456,6 +485,13 @@ class TextAnalysis:
         counts, terms = _parts_counts(self._counts, self._terms, self.languages, model._analyzer)
         model.languages_ = list(self.languages)
         return model._weigh(model._select(counts, terms)), model
+
+
+def _analyses_alike(a: TextFeatures, b: TextFeatures) -> bool:
+    """Whether two fitted features turn a text in one language into the same terms."""
+    return a._pattern() == b._pattern() and all(
+        a.get_params()[name] == b.get_params()[name] for name in ("stop_words", "stem", "language")
+    )
 
 
 def _parts_counts(

@@ -103,7 +103,9 @@ def placement_from_arrays(
         a = np.asarray(arrays[name])
         if a.dtype.kind not in "biuf":
             raise ValueError(f"{name!r} must be numeric, got dtype {a.dtype}")
-        a = a.astype(np.float64)
+        # No copy of what is float64 already: the coefficients of 1,000 folders are
+        # hundreds of MB, and copying them was a third of loading a kept model.
+        a = np.asarray(a, dtype=np.float64)
         if shape is not None and a.shape != shape:
             raise ValueError(f"{name!r} has shape {a.shape}, expected {shape}")
         if not np.all(np.isfinite(a)):

@@ -422,8 +422,8 @@ def load_inputs(
         training = kept.training.with_documents(training, in_new)
     if kept is not None:
         # The kept model's own features, fitted on these training texts: only the
-        # dendrogram's rows are read (the served tree), so only they are analysed; at
-        # 100,000 filed documents that skips an analysis of every filed text. New folders'
+        # dendrogram's rows are read (the served tree), off the analysis above where the
+        # kept features read texts alike (``TextAnalysis.transform_rows``). New folders'
         # SVMs train against every training document, so then all are.
         place_features = kept.features
         needed = sorted(set(order_rows) | ({row_of[d] for d in trained} if new_folders else set()))
@@ -431,7 +431,7 @@ def load_inputs(
             (np.ones(len(needed)), (needed, np.arange(len(needed)))),
             shape=(len(wanted), len(needed)),
         )
-        X_place = select_rows @ place_features.transform([corpus[i] for i in needed])
+        X_place = select_rows @ analysis.transform_rows(place_features, needed)
         X_open, _ = analysis.features()
     elif trained:
         # Both fits from one analysis of each text (docs/recluster.md, "One analysis for both
