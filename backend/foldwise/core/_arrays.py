@@ -22,8 +22,8 @@ FORMAT_VERSION = 1
 
 #: zlib level of :func:`to_npz`. The recluster's tree waits for its model's archive, and
 #: at 2,000 filed documents ``np.savez_compressed``'s level 6 took 0.54 s of CPU for 8.0 MB,
-#: level 1 0.23 s for 8.6 MB: most of it is the dense SVM coefficients, which compress
-#: little at any level (docs/recluster.md, "The model's archive at zlib level 1").
+#: level 1 0.23 s for 8.6 MB: most of it is the dense SVM coefficients, on which level 6
+#: gains little (docs/recluster.md, "The model's archive at zlib level 1").
 COMPRESS_LEVEL = 1
 
 Arrays = dict[str, NDArray[np.generic]]
