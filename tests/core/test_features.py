@@ -3,7 +3,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer
 
-from foldwise.core import TextAnalysis, TextFeatures, text_features, text_features_with_subset
+from foldwise.core import TextAnalysis, TextFeatures, text_features
 from foldwise.core._features import _count_terms
 from foldwise.core._language import Analyzer
 
@@ -81,6 +81,13 @@ def test_a_stem_is_named_by_its_commonest_word_across_stemmed_and_unstemmed_docu
 
 
 PLACE = {"min_term_count": 2, "min_term_length": 2, "stop_words": None, "keep_digits": True}
+
+
+def text_features_with_subset(texts, rows, **params):
+    """Both fits from one analysis (:class:`TextAnalysis`): every text, and ``rows`` only."""
+    analysis = TextAnalysis(texts, **params)
+    X_sub, subset = analysis.subset_features(rows)
+    return analysis.features()[0], X_sub, subset
 
 
 def _separately(texts, rows, **params):

@@ -21,7 +21,6 @@ from foldwise.core._features import (
     TextAnalysis,
     TextFeatures,
     text_features,
-    text_features_with_subset,
 )
 from foldwise.core._hierarchy import FolderPath, Hierarchy, folder_paths_of
 from foldwise.core._kernels import compile_kernels
@@ -190,7 +189,6 @@ __all__ = [
     "suggest",
     "suggest_rows",
     "text_features",
-    "text_features_with_subset",
     "triples_kept",
     "update_placement",
 ]

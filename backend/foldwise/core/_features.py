@@ -489,9 +489,9 @@ class TextAnalysis:
 
 def _analyses_alike(a: TextFeatures, b: TextFeatures) -> bool:
     """Whether two fitted features turn a text in one language into the same terms."""
-    return a._pattern() == b._pattern() and all(
-        a.get_params()[name] == b.get_params()[name] for name in ("stop_words", "stem", "language")
-    )
+    names = ("stop_words", "stem", "language")
+    params_a, params_b = a.get_params(), b.get_params()
+    return a._pattern() == b._pattern() and all(params_a[n] == params_b[n] for n in names)
 
 
 def _parts_counts(
@@ -519,9 +519,9 @@ def _parts_counts(
     language_codes = sorted(set(languages))
     code_of_row = np.searchsorted(language_codes, np.asarray(languages, dtype=object))
     code_of_entry = np.repeat(code_of_row, np.diff(out.indptr))
+    fixed = analyzer.fixed_stops
     for code, language in enumerate(language_codes):
-        stops = analyzer.fixed_stops
-        stops = stop_words_of(language) if stops is None else stops
+        stops = stop_words_of(language) if fixed is None else fixed
         if not stops:
             continue
         is_stop = np.fromiter((p in stops for p in names), dtype=bool, count=len(names))
@@ -531,22 +531,6 @@ def _parts_counts(
     out = out[:, seen].tocsr()
     out.sort_indices()
     return out, np.asarray(names, dtype=object)[seen]
-
-
-def text_features_with_subset(
-    texts: Sequence[str], fit_rows: Sequence[int], **params: int | bool | str | list[str] | None
-) -> tuple[sp.csr_matrix, sp.csr_matrix, TextFeatures]:
-    """Two fits of :class:`TextFeatures` with the same ``params``: on every text, and on the
-    texts ``fit_rows`` only (a classifier's training documents), which then transforms the
-    others, from one analysis of each text where both read it alike (:class:`TextAnalysis`).
-
-    Returns the first fit's matrix (n_docs, n_terms), the second's (n_docs, n_subset_terms:
-    rows of ``fit_rows`` as fitted, the others transformed, in the order of ``texts``) and the
-    second model.
-    """
-    analysis = TextAnalysis(texts, **params)
-    X_sub, subset = analysis.subset_features(fit_rows)
-    return analysis.features()[0], X_sub, subset
 
 
 def _as_texts(texts: Sequence[str]) -> list[str]:

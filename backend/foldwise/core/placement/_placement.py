@@ -552,8 +552,7 @@ class FolderPlacement(BaseEstimator):
         # previous choice stays unless the other wins a sign test on the documents the two
         # place differently: wins minus losses above one standard deviation.
         other = "plain" if previous == "latent" else "latent"
-        wins = int((right[other] & ~right[previous]).sum())
-        losses = int((right[previous] & ~right[other]).sum())
+        wins, losses = _wins_and_losses(right[other], right[previous])
         return other if wins - losses > np.sqrt(wins + losses) else previous
 
     def _fit_components(self, Xw: sp.csr_matrix, representation: str) -> NDArray[np.float64]:
@@ -953,8 +952,13 @@ def _clear_winner(a: NDArray[np.bool_], b: NDArray[np.bool_]) -> bool:
     the documents exactly one of them places right: wins minus losses beyond
     ``CLEAR_LEAD_SD`` standard deviations of a fair coin's (``sqrt(wins + losses)``).
     """
-    wins, losses = int((a & ~b).sum()), int((b & ~a).sum())
+    wins, losses = _wins_and_losses(a, b)
     return abs(wins - losses) > CLEAR_LEAD_SD * np.sqrt(wins + losses)
+
+
+def _wins_and_losses(a: NDArray[np.bool_], b: NDArray[np.bool_]) -> tuple[int, int]:
+    """Documents ``a`` places right and ``b`` wrong, and the other way round."""
+    return int((a & ~b).sum()), int((b & ~a).sum())
 
 
 def _common_depths(folders: Sequence[FolderPath]) -> NDArray[np.intp]:
