@@ -13,7 +13,11 @@ from sklearn.svm import LinearSVC
 from synthetic_topics import family_corpus as _families
 
 from foldwise.core import FolderPlacement
-from foldwise.core.placement._sampled_svm import sampled_one_vs_rest
+from foldwise.core.placement._sampled_svm import (
+    _hardest_negatives,
+    binary_svm,
+    sampled_one_vs_rest,
+)
 
 
 def test_with_every_negative_it_is_liblinears_one_vs_rest() -> None:
@@ -25,6 +29,62 @@ def test_with_every_negative_it_is_liblinears_one_vs_rest() -> None:
     # The same binary problems; rows in another order, so equal to liblinear's tolerance.
     np.testing.assert_allclose(coef, full.coef_, atol=0.05)
     np.testing.assert_allclose(intercept, full.intercept_, atol=0.05)
+
+
+@pytest.mark.parametrize("n_rows", [60, 400])  # fewer rows than terms (dual), more (primal)
+def test_a_binary_svm_is_linear_svcs_bit_for_bit(
+    n_rows: int, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """liblinear called directly gives LinearSVC's SVM: the same solver, seed and bias,
+    and it prints nothing."""
+    rng = np.random.default_rng(n_rows)
+    F = sp.random(n_rows, 120, density=0.1, format="csr", random_state=n_rows)
+    positive = rng.random(n_rows) < 0.3
+    weight = rng.uniform(0.5, 40.0, n_rows)
+    for target in (positive, positive.astype(np.intp)):
+        for C, seed in ((1.0, 0), (0.3, 7)):
+            coef, intercept = binary_svm(F, target, weight, C=C, random_state=seed)
+            svc = LinearSVC(C=C, random_state=seed).fit(F, target, sample_weight=weight)
+            np.testing.assert_array_equal(coef, svc.coef_[0])
+            assert intercept == svc.intercept_[0]
+    # 64-bit indices are read as liblinear's C ints, not reinterpreted.
+    wide = sp.csr_matrix((F.data, F.indices.astype(np.int64), F.indptr.astype(np.int64)), F.shape)
+    np.testing.assert_array_equal(
+        binary_svm(wide, positive, weight, C=1.0, random_state=0)[0],
+        binary_svm(F, positive, weight, C=1.0, random_state=0)[0],
+    )
+    # liblinear's own progress lines go to the C stdout unless it is told to be quiet;
+    # LinearSVC does that on every fit, so a verbose one is the test.
+    LinearSVC(verbose=1).fit(F, positive)
+    capfd.readouterr()
+    binary_svm(F, positive, weight, C=1.0, random_state=0)
+    assert capfd.readouterr().out == ""
+
+
+@pytest.mark.parametrize(
+    ("positive", "message"), [(np.ones(5), "positive and negative"), (np.arange(5), "0 / 1")]
+)
+def test_a_binary_svm_needs_two_sides(positive: np.ndarray, message: str) -> None:
+    F = sp.random(5, 8, density=0.5, format="csr", random_state=0)
+    with pytest.raises(ValueError, match=message):
+        binary_svm(F, positive, np.ones(5), C=1.0, random_state=0)
+
+
+@pytest.mark.parametrize("n_hard", [7, 500])  # fewer than the negatives, more
+def test_hardest_negatives_are_the_other_classes_top_decision_values(n_hard: int) -> None:
+    rng = np.random.default_rng(3)
+    F = sp.random(150, 30, density=0.3, format="csr", random_state=3)
+    yi = rng.integers(0, 70, 150)  # 70 classes: more than one block of them
+    members = [np.flatnonzero(yi == j) for j in range(70)]
+    coef, intercept = rng.normal(size=(70, 30)), rng.normal(size=70)
+    targets = np.arange(70)[::2]
+    hard = _hardest_negatives(F, members, coef[targets], intercept[targets], n_hard, targets)
+
+    D = np.asarray(F @ coef.T) + intercept
+    for j, rows in zip(targets, hard, strict=True):
+        others = np.flatnonzero(yi != j)
+        expected = others[np.argsort(-D[others, j])][:n_hard]
+        assert sorted(rows.tolist()) == sorted(expected.tolist())
 
 
 def test_sampled_negatives_place_as_the_full_model_does() -> None:

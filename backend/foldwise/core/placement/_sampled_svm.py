@@ -20,15 +20,12 @@ folders x (own + hard + random) rows, and one of documents x folders decision va
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import scipy.sparse as sp
 from joblib import Parallel, delayed
 from numpy.typing import NDArray
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import normalize
-from sklearn.svm import LinearSVC
+from sklearn.svm import _liblinear  # see binary_svm
 
 
 def sampled_one_vs_rest(
@@ -109,7 +106,7 @@ def sampled_one_vs_rest(
         )  # fmt: skip
 
     coef, intercept = fit_pass(first)
-    hard = _hardest_negatives(F, yi, coef, intercept, n_hard, targets)
+    hard = _hardest_negatives(F, members, coef, intercept, n_hard, targets)
     del coef  # classes x features (160 MB at 1,000 x 20,000): not held beside the second
     coef, intercept = fit_pass(hard)
     return coef, intercept, classes[targets]
@@ -169,11 +166,42 @@ def binary_svm(
 ) -> tuple[NDArray[np.float64], float]:
     """One liblinear SVM of the rows marked ``positive`` against the others: coef
     (n_features,), intercept. Not converging within liblinear's iterations is not an
-    error here: the one-vs-rest fits stop there too."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        svm = LinearSVC(C=C, random_state=random_state).fit(F, positive, sample_weight=weight)
-    return svm.coef_[0], float(svm.intercept_[0])
+    error here: the one-vs-rest fits stop there too.
+
+    The SVM of ``LinearSVC(C=C, random_state=random_state).fit(F, positive,
+    sample_weight=weight)``, bit for bit (tests/core/test_sampled_svm.py), from liblinear's
+    own entry point in scikit-learn (``sklearn.svm._liblinear.train_wrap``, the call
+    ``sklearn.svm._base._fit_liblinear`` makes with LinearSVC's defaults). LinearSVC's
+    checks of its input (finite values, targets, labels, class and sample weights) took a
+    sixth of each fit of ~3,000 rows, and the sampled SVMs of 1,000 folders are 2,000 such
+    fits: 24 of the 129 s those took in the first recluster of 100,000 documents
+    (docs/recluster.md, "liblinear called directly").
+    """
+    X = sp.csr_matrix(F, dtype=np.float64)
+    if X.indices.dtype != np.int32 or X.indptr.dtype != np.int32:
+        # liblinear reads the index arrays as C ints, as LinearSVC requires them.
+        X = sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), X.shape)
+    target = np.asarray(positive, dtype=np.float64).ravel()
+    if target.size != X.shape[0] or not np.isin(target, (0.0, 1.0)).all():
+        raise ValueError("positive must mark each row of F with 0 / 1 or False / True")
+    if target.min() == target.max():
+        raise ValueError("a binary SVM needs positive and negative rows")
+    w = np.ascontiguousarray(weight, dtype=np.float64)
+    # LinearSVC's dual="auto": the dual problem when there are fewer rows than features.
+    solver = _DUAL_L2_SQUARED_HINGE if X.shape[0] < X.shape[1] else _PRIMAL_L2_SQUARED_HINGE
+    # LinearSVC's tol, intercept_scaling (the bias feature), class weights, max_iter and
+    # epsilon (unused by this loss), and its seed drawn from ``random_state``.
+    seed = np.random.RandomState(random_state).randint(np.iinfo("i").max)
+    _liblinear.set_verbosity_wrap(0)  # liblinear prints its progress unless told not to
+    raw, _ = _liblinear.train_wrap(
+        X, target, True, solver, 1e-4, 1.0, C, np.ones(2), 1000, seed, 0.1, w
+    )
+    return raw[0, :-1], float(raw[0, -1])
+
+
+#: liblinear's solver numbers for an L2-regularised squared hinge loss, dual and primal
+#: (``sklearn.svm._base._get_liblinear_solver_type``).
+_DUAL_L2_SQUARED_HINGE, _PRIMAL_L2_SQUARED_HINGE = 1, 2
 
 
 #: Classes scored at a time when mining hard negatives: a (n_docs, 64) block of decision
@@ -183,26 +211,28 @@ _CLASS_BLOCK = 64
 
 def _hardest_negatives(
     F: sp.csr_matrix,
-    yi: NDArray[np.intp],
+    members: list[NDArray[np.intp]],
     coef: NDArray[np.float64],
     intercept: NDArray[np.float64],
     n_hard: int,
     targets: NDArray[np.intp],
 ) -> list[NDArray[np.intp]]:
     """Per class ``targets[i]`` (its SVM ``coef[i]``), the ``n_hard`` rows of other classes
-    with the highest decision values."""
+    with the highest decision values; ``members[j]``: the rows of class ``j``."""
     hard: list[NDArray[np.intp]] = []
     for start in range(0, coef.shape[0], _CLASS_BLOCK):
         D = (
             np.asarray(F @ coef[start : start + _CLASS_BLOCK].T)
             + intercept[start : start + _CLASS_BLOCK]
         )
-        for c in range(D.shape[1]):
-            d = D[:, c]
-            d[yi == targets[start + c]] = -np.inf
-            negatives = np.count_nonzero(np.isfinite(d))
-            if negatives <= n_hard:
-                hard.append(np.flatnonzero(np.isfinite(d)))
+        # One class's values contiguous: read as columns, each pass over a class's
+        # 100,000 values touched a cache line per value, and the passes took 1.7 of the
+        # 2.7 s this took per sampled fit of 1,000 classes (docs/recluster.md).
+        for c, d in enumerate(np.ascontiguousarray(D.T)):
+            d[members[targets[start + c]]] = -np.inf
+            finite = np.isfinite(d)
+            if np.count_nonzero(finite) <= n_hard:
+                hard.append(np.flatnonzero(finite))
             else:
-                hard.append(np.argpartition(-d, n_hard)[:n_hard])
+                hard.append(np.argpartition(np.negative(d, out=d), n_hard)[:n_hard])
     return hard
