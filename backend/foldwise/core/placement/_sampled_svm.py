@@ -173,8 +173,8 @@ def binary_svm(
     own entry point in scikit-learn (``sklearn.svm._liblinear.train_wrap``, the call
     ``sklearn.svm._base._fit_liblinear`` makes with LinearSVC's defaults). LinearSVC's
     checks of its input (finite values, targets, labels, class and sample weights) took a
-    sixth of each fit of ~3,000 rows, and the sampled SVMs of 1,000 folders are 2,000 such
-    fits: 24 of the 129 s those took in the first recluster of 100,000 documents
+    fifth of each fit of ~3,000 rows, and the sampled SVMs of 1,000 folders are 2,000 such
+    fits: about 28 of the 129 s those took in the first recluster of 100,000 documents
     (docs/recluster.md, "liblinear called directly").
     """
     X = sp.csr_matrix(F, dtype=np.float64)
