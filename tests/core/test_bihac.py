@@ -5,7 +5,9 @@ from scipy.cluster.hierarchy import is_valid_linkage, linkage
 from scipy.spatial.distance import squareform
 
 from foldwise.core import HAC, IHAC, BiHAC, BiiHAC, Hierarchy, adapt_weights, cosine_distances
-from foldwise.core.constraints._constraints import triple_holds
+from foldwise.core.constraints._constraints import Constraints, triple_holds
+from foldwise.core.hac._bihac import _adapt_along, _start_of_run, _training_error, bihac
+from foldwise.core.hac._ihac import ihac_from_distances
 
 
 def _topics(rng, n_per=8, noise_terms=30):
@@ -60,6 +62,38 @@ def test_bihac_learns_weights_that_lower_the_training_error():
     # topic terms gained weight over the noise terms
     assert model.weights_[:12].mean() > model.weights_[12:].mean()
     assert is_valid_linkage(model.linkage_)
+
+
+@pytest.mark.parametrize("r_ni", [2, 50])
+def test_runs_are_those_of_the_paper_one_after_the_other(r_ni):
+    """Each run's error is computed beside the start of the next: the same runs, errors,
+    weights and kept dendrogram as the plain loop of 000 Fig. 5."""
+    rng = np.random.default_rng(0)
+    X, folders = _topics(rng, noise_terms=80)  # errors that wander: patience stops the runs
+    labels = [f if k % 8 < 3 else None for k, f in enumerate(folders)]
+    result = bihac(X, labels, r_max=12, r_ni=r_ni)
+
+    constraints = Constraints.build(X.shape[0], labels, None)
+    w, errors, kept, since_best = np.ones(X.shape[1]), [], None, 0
+    for _ in range(12):
+        U, D = _start_of_run(X, w)
+        Z, _ = ihac_from_distances(D)
+        adapted, n_adapt = _adapt_along(X, U, Z, w, constraints, 5.0)
+        error = _training_error(Z, constraints, labels)
+        if kept is None or error < min(errors):
+            kept, since_best = (Z, w.copy()), 0
+        else:
+            since_best += 1
+        errors.append(error)
+        if n_adapt == 0 or since_best >= r_ni:
+            break
+        w = adapted
+    assert result.cluster_errors == errors
+    np.testing.assert_array_equal(result.linkage, kept[0])
+    np.testing.assert_array_equal(result.weights, kept[1])
+    # r_ni 2: stopped by patience after a run that adapted (the next run was started, then
+    # dropped); r_ni 50: stopped by a run that adapted nothing.
+    assert (len(errors), result.adaptations[-1] > 0) == ((8, True) if r_ni == 2 else (10, False))
 
 
 @pytest.mark.parametrize(("max_pairs_per_n2", "runs"), [(None, 15), (5, 5), (1, 2), (0, 2)])

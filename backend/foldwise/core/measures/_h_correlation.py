@@ -54,7 +54,8 @@ def _triple_weights(h: Hierarchy, weighting: str) -> tuple[NDArray[np.float64], 
     return weight, float(has.sum())
 
 
-@numba.njit(cache=True)
+# nogil: biHAC computes a run's error on a second thread while the next run starts.
+@numba.njit(cache=True, nogil=True)
 def _shared_triple_weight(
     parent_l: NDArray[np.intp],
     order_l: NDArray[np.intp],
