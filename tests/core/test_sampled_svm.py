@@ -62,12 +62,19 @@ def test_a_binary_svm_is_linear_svcs_bit_for_bit(
 
 
 @pytest.mark.parametrize(
-    ("positive", "message"), [(np.ones(5), "positive and negative"), (np.arange(5), "0 / 1")]
+    ("positive", "weight", "message"),
+    [
+        (np.ones(5), np.ones(5), "positive and negative"),
+        (np.arange(5), np.ones(5), "0 / 1"),
+        (np.arange(5) % 2, np.ones(4), "weight has shape"),
+    ],
 )
-def test_a_binary_svm_needs_two_sides(positive: np.ndarray, message: str) -> None:
+def test_a_binary_svm_checks_what_liblinear_would_not(
+    positive: np.ndarray, weight: np.ndarray, message: str
+) -> None:
     F = sp.random(5, 8, density=0.5, format="csr", random_state=0)
     with pytest.raises(ValueError, match=message):
-        binary_svm(F, positive, np.ones(5), C=1.0, random_state=0)
+        binary_svm(F, positive, weight, C=1.0, random_state=0)
 
 
 @pytest.mark.parametrize("n_hard", [7, 500])  # fewer than the negatives, more

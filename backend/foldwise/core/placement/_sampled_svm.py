@@ -187,7 +187,10 @@ def binary_svm(
     if target.min() == target.max():
         raise ValueError("a binary SVM needs positive and negative rows")
     w = np.ascontiguousarray(weight, dtype=np.float64)
-    # LinearSVC's dual="auto": the dual problem when there are fewer rows than features.
+    if w.shape != target.shape:  # liblinear reads one weight per row, unchecked
+        raise ValueError(f"weight has shape {w.shape}, F has {X.shape[0]} rows")
+    # LinearSVC's dual="auto" (its default since scikit-learn 1.5, the project's floor): the
+    # dual problem when there are fewer rows than features.
     solver = _DUAL_L2_SQUARED_HINGE if X.shape[0] < X.shape[1] else _PRIMAL_L2_SQUARED_HINGE
     # LinearSVC's tol, intercept_scaling (the bias feature), class weights, max_iter and
     # epsilon (unused by this loss), and its seed drawn from ``random_state``.
