@@ -6,6 +6,7 @@ from scipy.spatial.distance import squareform
 
 from foldwise.core import HAC, IHAC, BiHAC, BiiHAC, Hierarchy, adapt_weights, cosine_distances
 from foldwise.core.constraints._constraints import Constraints, triple_holds
+from foldwise.core.hac import _bihac
 from foldwise.core.hac._bihac import _adapt_along, _start_of_run, _training_error, bihac
 from foldwise.core.hac._ihac import ihac_from_distances
 
@@ -64,10 +65,13 @@ def test_bihac_learns_weights_that_lower_the_training_error():
     assert is_valid_linkage(model.linkage_)
 
 
+@pytest.mark.parametrize("beside_from", [0, 10_000])  # every collection, none
 @pytest.mark.parametrize("r_ni", [2, 50])
-def test_runs_are_those_of_the_paper_one_after_the_other(r_ni):
-    """Each run's error is computed beside the start of the next: the same runs, errors,
-    weights and kept dendrogram as the plain loop of 000 Fig. 5."""
+def test_runs_are_those_of_the_paper_one_after_the_other(r_ni, beside_from, monkeypatch):
+    """Each run's error is computed beside the start of the next (from
+    ``ERROR_BESIDE_MIN_LABELED`` labeled documents): the same runs, errors, weights and
+    kept dendrogram as the plain loop of 000 Fig. 5."""
+    monkeypatch.setattr(_bihac, "ERROR_BESIDE_MIN_LABELED", beside_from)
     rng = np.random.default_rng(0)
     X, folders = _topics(rng, noise_terms=80)  # errors that wander: patience stops the runs
     labels = [f if k % 8 < 3 else None for k, f in enumerate(folders)]

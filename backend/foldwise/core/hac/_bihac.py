@@ -227,6 +227,14 @@ def _training_error(
     return float(np.mean(errors)) if errors else 0.0
 
 
+#: Labeled documents from which a run's cluster error is computed beside the next run's
+#: start (:func:`bihac`). Below, the error is a few milliseconds (800 labeled exemplars at
+#: the 2k recluster bench: 10 ms a run), and the second thread's hand-offs cost more than
+#: they save: that bench's first recluster took 4.34 s with it against 4.17 s without
+#: (medians of six, docs/recluster.md "A run's error beside the next run's start").
+ERROR_BESIDE_MIN_LABELED = 2_000
+
+
 def _start_of_run(
     X: sp.csr_matrix, w: NDArray[np.float64]
 ) -> tuple[sp.csr_matrix, NDArray[np.floating]]:
@@ -326,6 +334,8 @@ def bihac(
     # error's H-correlation grows with the square of the labeled documents, as the
     # distances do with all of them (at 20,000 filed documents 1.2 and 0.9 s a run). Where
     # the runs stop, the started run is dropped. The same runs, in the same order.
+    n_labeled = 0 if labels is None else sum(p is not None for p in labels)
+    beside = n_labeled >= ERROR_BESIDE_MIN_LABELED
     with ThreadPoolExecutor(max_workers=1) as pool:
         for run in range(r_max):
             U, D = start if start is not None else _start_of_run(X, w)
@@ -334,10 +344,13 @@ def bihac(
             del D  # overwritten by iHAC: not held beside the next run's
             adapted, n_adapt = _adapt_along(X, U, Z, w, constraints, eta)
             del U
-            error_of_run = pool.submit(_training_error, Z, constraints, labels)
-            if n_adapt > 0 and run + 1 < r_max:
-                start = _start_of_run(X, adapted)
-            error = error_of_run.result()
+            if beside:
+                error_of_run = pool.submit(_training_error, Z, constraints, labels)
+                if n_adapt > 0 and run + 1 < r_max:
+                    start = _start_of_run(X, adapted)
+                error = error_of_run.result()
+            else:
+                error = _training_error(Z, constraints, labels)
             errors.append(error)
             adaptations.append(n_adapt)
             if best is None or error < best_error:
