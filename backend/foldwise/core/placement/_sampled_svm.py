@@ -224,14 +224,14 @@ def _hardest_negatives(
     with the highest decision values; ``members[j]``: the rows of class ``j``."""
     hard: list[NDArray[np.intp]] = []
     for start in range(0, coef.shape[0], _CLASS_BLOCK):
-        D = (
-            np.asarray(F @ coef[start : start + _CLASS_BLOCK].T)
-            + intercept[start : start + _CLASS_BLOCK]
-        )
+        D = np.asarray(F @ coef[start : start + _CLASS_BLOCK].T)
+        D += intercept[start : start + _CLASS_BLOCK]
         # One class's values contiguous: read as columns, each pass over a class's
         # 100,000 values touched a cache line per value, and the passes took 1.7 of the
         # 2.7 s this took per sampled fit of 1,000 classes (docs/recluster.md).
-        for c, d in enumerate(np.ascontiguousarray(D.T)):
+        by_class = np.ascontiguousarray(D.T)
+        del D  # two blocks at the peak, as before
+        for c, d in enumerate(by_class):
             d[members[targets[start + c]]] = -np.inf
             finite = np.isfinite(d)
             if np.count_nonzero(finite) <= n_hard:
