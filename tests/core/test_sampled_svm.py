@@ -80,11 +80,11 @@ def test_a_binary_svm_checks_what_liblinear_would_not(
 @pytest.mark.parametrize("n_hard", [7, 500])  # fewer than the negatives, more
 def test_hardest_negatives_are_the_other_classes_top_decision_values(n_hard: int) -> None:
     rng = np.random.default_rng(3)
-    F = sp.random(150, 30, density=0.3, format="csr", random_state=3)
-    yi = rng.integers(0, 70, 150)  # 70 classes: more than one block of them
-    members = [np.flatnonzero(yi == j) for j in range(70)]
-    coef, intercept = rng.normal(size=(70, 30)), rng.normal(size=70)
-    targets = np.arange(70)[::2]
+    F = sp.random(300, 30, density=0.3, format="csr", random_state=3)
+    yi = rng.integers(0, 140, 300)
+    members = [np.flatnonzero(yi == j) for j in range(140)]
+    coef, intercept = rng.normal(size=(140, 30)), rng.normal(size=140)
+    targets = np.arange(1, 140)  # three blocks of classes; class targets[i] is not i
     hard = _hardest_negatives(F, members, coef[targets], intercept[targets], n_hard, targets)
 
     D = np.asarray(F @ coef.T) + intercept
