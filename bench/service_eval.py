@@ -101,6 +101,27 @@ def _in_proposals(
     )
 
 
+def _hidden_placed(
+    tree: dict[str, Any], hidden: list[int], folder_path: dict[int, FolderPath]
+) -> dict[str, Any]:
+    """Where the tree puts the documents of the hidden folders: how many in a proposal, in an
+    existing folder and at the top level, and for those in existing folders the folder and
+    the shown confidence (what the open-set test let through)."""
+    shown = {p["document_id"]: p for p in tree["placements"]}
+    existing = [
+        ("/".join(folder_path[shown[d]["folder_id"]]), round(shown[d]["confidence"], 3))
+        for d in hidden
+        if d in shown and isinstance(shown[d]["folder_id"], int)
+    ]
+    in_proposals = sum(1 for d in hidden if d in shown and isinstance(shown[d]["folder_id"], str))
+    return {
+        "proposal": in_proposals,
+        "existing": len(existing),
+        "top": len(hidden) - in_proposals - len(existing),
+        "existing_folders": sorted(existing),
+    }
+
+
 def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> dict[str, Any]:
     split: ServiceSplit = split_for_service(corpus, setting, seed)
     rng = random.Random(seed)
@@ -292,6 +313,10 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             "filed_asked": filed_asked,
             "moves": len(moved),
             "proposals": len(groups),
+            # Before feedback (JSON only): why a hidden folder got no proposal.
+            "hidden_placed": _hidden_placed(
+                before, [d for d, f in truth.items() if split.is_hidden(f)], folder_path
+            ),
             "proposal_f": best_match_f(hidden_sets, groups),
             "proposal_f_subtree": best_match_f(
                 {split.hidden: set().union(*hidden_sets.values())}, groups

@@ -147,6 +147,9 @@ def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
     assert run["questions_asked"] <= 3 and run["critique_violations"] == 0
     assert len(run["known_in_proposals_paths"]) == run["known_in_proposals"]
     assert len(run["known_in_proposals_after_paths"]) == run["known_in_proposals_after"]
+    placed = run["hidden_placed"]
+    assert placed["proposal"] + placed["existing"] + placed["top"] == run["hidden_new"]
+    assert len(placed["existing_folders"]) == placed["existing"]
     assert set(result["medians"]) == {"3"}
     assert "medians per setting" in done.stdout
 
