@@ -35,6 +35,7 @@ import tempfile
 import time
 import warnings
 import zipfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,26 @@ def _hidden_placed(
         "top": len(hidden) - in_proposals - len(existing),
         "existing_folders": sorted(existing),
     }
+
+
+def _proposal_makeup(
+    tree: dict[str, Any], truth: dict[int, FolderPath], folder_path: dict[int, FolderPath]
+) -> list[dict[str, Any]]:
+    """Each proposal's name, parent (an existing folder's path or another proposal's name),
+    and how many of its own documents come from each true folder: which hidden folders a
+    proposal found, and which it cut or mixed."""
+    proposed = {f["id"]: f for f in tree["folders"] if f["kind"] == "proposed"}
+    out = []
+    for folder in proposed.values():
+        parent = folder["parent_id"]
+        where = (
+            proposed[parent]["name"]
+            if isinstance(parent, str) and parent in proposed
+            else "/".join(folder_path.get(parent, ()))
+        )
+        members = Counter("/".join(truth[d]) for d in folder.get("document_ids") or [])
+        out.append({"name": folder["name"], "parent": where, "members": dict(members)})
+    return out
 
 
 def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -317,6 +338,8 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             "hidden_placed": _hidden_placed(
                 before, [d for d, f in truth.items() if split.is_hidden(f)], folder_path
             ),
+            # Before feedback (JSON only): what each proposal holds.
+            "proposal_makeup": _proposal_makeup(before, truth, folder_path),
             "proposal_f": best_match_f(hidden_sets, groups),
             "proposal_f_subtree": best_match_f(
                 {split.hidden: set().union(*hidden_sets.values())}, groups
