@@ -41,17 +41,23 @@ def _group(ctx: _Context, members: tuple[int, ...], parent: tuple[str, ...]) -> 
     return Group(members, parent, cohesion=0.0, affinity=0.0)
 
 
-def test_pieces_of_one_topic_are_joined_under_their_parents_common_ancestor():
-    # Two filed folders a/x and b/y on terms 0-1; six new documents of one new topic on
-    # terms 2-3, found as two pieces whose parents the search judged differently.
+def _one_topic_beside_two_folders() -> _Context:
+    """Two filed folders a/x and b/y on terms 0-1 (rows 0-5); six new documents of one new
+    topic on terms 2-3 (rows 6-11)."""
     rng = np.random.default_rng(0)
     filed = np.zeros((6, 4))
     filed[:3, 0] = 1.0
     filed[3:, 1] = 1.0
     topic = np.zeros((6, 4))
     topic[:, 2:] = 1.0 + 0.1 * rng.random((6, 2))
-    ctx = _context(np.vstack([filed, topic]), [("a", "x")] * 3 + [("b", "y")] * 3 + [None] * 6)
-    joined = _merge(ctx, [_group(ctx, (6, 7, 8), ("a",)), _group(ctx, (9, 10, 11), ())])
+    return _context(np.vstack([filed, topic]), [("a", "x")] * 3 + [("b", "y")] * 3 + [None] * 6)
+
+
+def test_pieces_of_one_topic_are_joined_under_their_parents_common_ancestor():
+    # The topic found as two pieces whose parents the search judged differently.
+    ctx = _one_topic_beside_two_folders()
+    pieces = [_group(ctx, (6, 7, 8), ("a",)), _group(ctx, (9, 10, 11), ())]
+    joined = _merge(ctx, pieces, min_size=3)
     assert len(joined) == 1
     assert sorted(joined[0].members) == list(range(6, 12))
     assert joined[0].parent == ()
@@ -68,5 +74,16 @@ def test_pieces_closer_to_a_folder_than_to_each_other_stay_apart():
     rows[9:, 1] = 1.0
     rows[9:, 3] = 0.3
     ctx = _context(rows, [("a",)] * 3 + [("b",)] * 3 + [None] * 6)
-    groups = _merge(ctx, [_group(ctx, (6, 7, 8), ("a",)), _group(ctx, (9, 10, 11), ("b",))])
+    pieces = [_group(ctx, (6, 7, 8), ("a",)), _group(ctx, (9, 10, 11), ("b",))]
+    groups = _merge(ctx, pieces, min_size=3)
     assert [g.members for g in groups] == [(6, 7, 8), (9, 10, 11)]
+
+
+def test_pieces_under_two_parents_too_small_to_be_proposals_stay_apart():
+    # The same pieces, each smaller than a proposal: under one parent they are joined,
+    # under two they are not.
+    ctx = _one_topic_beside_two_folders()
+    apart = [_group(ctx, (6, 7, 8), ("a",)), _group(ctx, (9, 10, 11), ())]
+    assert len(_merge(ctx, apart, min_size=5)) == 2
+    together = [_group(ctx, (6, 7, 8), ("a",)), _group(ctx, (9, 10, 11), ("a",))]
+    assert len(_merge(ctx, together, min_size=5)) == 1

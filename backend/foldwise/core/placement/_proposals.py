@@ -241,8 +241,8 @@ def find_proposals(
         not_ordinary=_not_ordinary(p_values, labeled),
     )
     groups = _search(ctx, Z, labels, max_labeled_share)
-    groups = _absorb(ctx, _merge(ctx, groups))
-    groups = _merge(ctx, groups + _regroup(ctx, {d for g in groups for d in g.members}))
+    groups = _absorb(ctx, _merge(ctx, groups, min_size))
+    groups = _merge(ctx, groups + _regroup(ctx, {d for g in groups for d in g.members}), min_size)
     split_below = _sibling_similarity(ctx, labels)
     groups = [
         _split(ctx, _prune(g, min_size), split_below, min_size)
@@ -526,7 +526,7 @@ def _posterior_parent(ctx: _Context, members: NDArray[np.intp]) -> FolderPath:
     return tree.paths[node]
 
 
-def _merge(ctx: _Context, groups: list[Group]) -> list[Group]:
+def _merge(ctx: _Context, groups: list[Group], min_size: int) -> list[Group]:
     """Join pieces that are closer to each other than to any folder.
 
     The top-down search stops at the first subtree that qualifies, so one topic can come out
@@ -535,11 +535,14 @@ def _merge(ctx: _Context, groups: list[Group]) -> list[Group]:
     every existing folder, the test that made each a proposal. The pieces are kept as parts.
 
     Pieces whose parents differ are joined too, under the deepest folder both parents lie
-    in: each piece's parent is where two witnesses (posterior and dendrogram) agreed for
-    that piece, and the union keeps what holds for both. Requiring one parent kept the
-    hidden C API manual of python-docs in two proposals, one under the root and one under
-    "extending and embedding", though the two were closer to each other (.187) than their
-    union to any folder (.115) (docs/placement.md, "Pieces under two parents").
+    in, when each is big enough to be a proposal (``min_size``): each piece's parent is
+    where two witnesses (posterior and dendrogram) agreed for that piece, and the union
+    keeps what holds for both. Requiring one parent kept the hidden C API manual of
+    python-docs in two proposals, one under the root and one under "extending and
+    embedding", though the two were closer to each other (.187) than their union to any
+    folder (.115). Smaller pieces under two parents stay apart: on the PHP manual two such
+    handfuls of class-overview pages from four extensions made a false proposal together
+    (docs/placement.md, "Pieces under two parents").
     """
     sums = [ctx.sum_of(g.members) for g in groups]
     groups = list(groups)
@@ -547,6 +550,10 @@ def _merge(ctx: _Context, groups: list[Group]) -> list[Group]:
         candidates = []
         for a in range(len(groups)):
             for b in range(a + 1, len(groups)):
+                if groups[a].parent != groups[b].parent and (
+                    min(len(groups[a].members), len(groups[b].members)) < min_size
+                ):
+                    continue
                 size = len(groups[a].members) * len(groups[b].members)
                 candidates.append((float(sums[a] @ sums[b]) / size, a, b))
         for cross, a, b in sorted(candidates, reverse=True):
