@@ -39,6 +39,48 @@ def test_weight_step_keeps_the_simplex_and_moves_x_toward_y():
     assert sim(w2, cx, cy) - sim(w2, cx, cz) > before
 
 
+def _numpy_weight_step(w, cx, cy, cz, eta):
+    """000 eq. 5-7 and eq. 3 as numpy expressions: the oracle of the compiled step."""
+
+    def unit(c):
+        norm = np.sqrt(np.dot(w, c * c))
+        return c / norm if norm > 0 else c
+
+    ux, uy, uz = unit(cx), unit(cy), unit(cz)
+    sim_xy, sim_xz = float(np.dot(w, ux * uy)), float(np.dot(w, ux * uz))
+    delta = ux * (uy - uz) - 0.5 * sim_xy * (ux**2 + uy**2) + 0.5 * sim_xz * (ux**2 + uz**2)
+    w = np.maximum(w + eta * delta, 0.0)
+    return w * (w.size / w.sum())
+
+
+def test_the_compiled_weight_step_gives_numpys_bits():
+    rng = np.random.default_rng(3)
+    for n_terms, density in ((7, 1.0), (500, 0.2), (5000, 0.05)):
+        w = rng.exponential(size=n_terms)
+        w *= n_terms / w.sum()
+        cx, cy, cz = (rng.random(n_terms) * (rng.random(n_terms) < density) for _ in range(3))
+        if n_terms == 7:
+            cz = np.zeros(n_terms)  # a zero centroid keeps its zero "unit" vector
+        for eta in (0.5, 5.0):
+            got = adapt_weights(w, cx, cy, cz, eta)
+            np.testing.assert_array_equal(got, _numpy_weight_step(w, cx, cy, cz, eta))
+
+
+def test_cluster_sums_are_bincounts_bits():
+    rng = np.random.default_rng(4)
+    X = sp.random(60, 400, density=0.1, format="csr", random_state=5, dtype=np.float32)
+    rows = [int(r) for r in rng.choice(60, size=25, replace=False)]
+    expected = np.asarray(X[rows].toarray().astype(np.float64).sum(axis=0))
+    got = _bihac._row_sum(X, rows)
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    # Entries added in row order, as np.bincount adds them.
+    starts = [X.indptr[r] for r in rows]
+    pos = np.concatenate([np.arange(a, X.indptr[r + 1]) for a, r in zip(starts, rows, strict=True)])
+    oracle = np.bincount(X.indices[pos], weights=X.data[pos], minlength=X.shape[1])
+    np.testing.assert_array_equal(got, oracle)
+
+
 @pytest.mark.parametrize("Est", [IHAC, BiiHAC])
 def test_no_labels_reproduces_scipy(Est):
     rng = np.random.default_rng(2)

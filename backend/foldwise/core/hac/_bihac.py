@@ -20,7 +20,12 @@ from numpy.typing import NDArray
 
 from foldwise.core._hierarchy import FolderPath, Hierarchy
 from foldwise.core.constraints._constraints import Constraints, TripleSet
-from foldwise.core.hac._bihac_kernel import cluster_similarities, most_similar
+from foldwise.core.hac._bihac_kernel import (
+    cluster_similarities,
+    gradient_step,
+    most_similar,
+    row_sum,
+)
 from foldwise.core.hac._ihac import distances_of_unit_rows, ihac_from_distances, unit_rows
 from foldwise.core.measures._h_correlation import h_correlation
 
@@ -161,19 +166,10 @@ def _closest_admissible(
 
 
 def _row_sum(X: sp.csr_matrix, rows: list[int]) -> NDArray[np.float64]:
-    """Sum of ``X[rows]``, shape (n_terms,), read straight from the CSR arrays.
-
-    ``X[rows].sum(axis=0)`` builds a sparse matrix per call; biHAC asks for thousands of
-    cluster sums per run, and that overhead was the largest part of a run.
-    """
-    r = np.asarray(rows, dtype=np.intp)
-    starts, stops = X.indptr[r], X.indptr[r + 1]
-    lengths = stops - starts
-    # Positions of every stored entry of the rows in X.data / X.indices.
-    offsets = np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
-    pos = offsets + np.arange(int(lengths.sum()))
-    sums = np.bincount(X.indices[pos], weights=X.data[pos], minlength=X.shape[1])
-    return np.asarray(sums, dtype=np.float64)
+    """Sum of ``X[rows]``, shape (n_terms,), read straight from the CSR arrays (compiled:
+    ``X[rows].sum(axis=0)`` builds a sparse matrix per call, and biHAC asks for thousands
+    of cluster sums per run)."""
+    return row_sum(X.indptr, X.indices, X.data, np.asarray(rows, dtype=np.intp), X.shape[1])
 
 
 def _centroid(X: sp.csr_matrix, members: list[int]) -> NDArray[np.float64]:
@@ -192,17 +188,14 @@ def adapt_weights(
     000 eq. 5-7 on centroids ``cx, cy, cz`` of shape (n_terms,), then the constraints of
     eq. 3 (negative weights set to 0, rescaled to sum to n_terms).
     """
-
-    def unit(c: NDArray[np.float64]) -> NDArray[np.float64]:
-        norm = np.sqrt(np.dot(w, c * c))
-        return c / norm if norm > 0 else c
-
-    ux, uy, uz = unit(cx), unit(cy), unit(cz)
-    sim_xy = float(np.dot(w, ux * uy))
-    sim_xz = float(np.dot(w, ux * uz))
-    # 000 eq. 7
-    delta = ux * (uy - uz) - 0.5 * sim_xy * (ux**2 + uy**2) + 0.5 * sim_xz * (ux**2 + uz**2)
-    w = np.maximum(w + eta * delta, 0.0)  # 000 eq. 6, then eq. 3
+    # 000 eq. 5-7, then eq. 6 and the first constraint of eq. 3, in one compiled pass.
+    w = gradient_step(
+        np.ascontiguousarray(w, dtype=np.float64),
+        np.ascontiguousarray(cx, dtype=np.float64),
+        np.ascontiguousarray(cy, dtype=np.float64),
+        np.ascontiguousarray(cz, dtype=np.float64),
+        float(eta),
+    )
     total = w.sum()
     return w * (w.size / total) if total > 0 else np.ones_like(w)
 

@@ -64,3 +64,45 @@ def most_similar(sim, c, nlab, lca, fparent, fdepth, ftotal):  # type: ignore[no
         if s > admissible_sim and folder_violations(c, k, nlab, lca, fparent, fdepth, ftotal) == 0:
             admissible, admissible_sim = k, s
     return best, admissible
+
+
+@njit(cache=True, nogil=True)
+def gradient_step(w, cx, cy, cz, eta):  # type: ignore[no-untyped-def]
+    """``max(w + eta * delta, 0)`` for the cluster triple (x, y, z), shape (n_terms,): 000
+    eq. 5-7 on the centroids, each made a unit vector under ``w`` first.
+
+    One pass over the terms instead of a dozen numpy temporaries (a run of biHAC on 3,000
+    documents takes about 1,200 steps). The same bits as the numpy expression: the dot
+    products are BLAS's, as numpy's are, and each term is computed in numpy's order
+    (no fused multiply-add: numba does not contract without ``fastmath``).
+    """
+    ux, uy, uz = cx.copy(), cy.copy(), cz.copy()
+    for u in (ux, uy, uz):
+        norm = np.sqrt(np.dot(w, u * u))
+        if norm > 0:
+            for t in range(u.shape[0]):
+                u[t] = u[t] / norm
+    sim_xy = np.dot(w, ux * uy)
+    sim_xz = np.dot(w, ux * uz)
+    half_xy, half_xz = 0.5 * sim_xy, 0.5 * sim_xz
+    out = np.empty_like(w)
+    for t in range(w.shape[0]):
+        x2 = ux[t] * ux[t]
+        delta = (
+            ux[t] * (uy[t] - uz[t])
+            - half_xy * (x2 + uy[t] * uy[t])
+            + half_xz * (x2 + uz[t] * uz[t])
+        )
+        out[t] = max(w[t] + eta * delta, 0.0)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def row_sum(indptr, indices, data, rows, n_terms):  # type: ignore[no-untyped-def]
+    """Sum of the CSR rows ``rows``, shape (n_terms,), float64: entries added in row order,
+    then stored order, as ``np.bincount`` over them adds them (the same bits)."""
+    out = np.zeros(n_terms)
+    for r in rows:
+        for p in range(indptr[r], indptr[r + 1]):
+            out[indices[p]] += data[p]
+    return out
