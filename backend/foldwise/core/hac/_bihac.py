@@ -20,12 +20,7 @@ from numpy.typing import NDArray
 
 from foldwise.core._hierarchy import FolderPath, Hierarchy
 from foldwise.core.constraints._constraints import Constraints, TripleSet
-from foldwise.core.hac._bihac_kernel import (
-    cluster_similarities,
-    gradient_step,
-    most_similar,
-    row_sum,
-)
+from foldwise.core.hac._bihac_kernel import closest_clusters, gradient_step, row_sum
 from foldwise.core.hac._ihac import distances_of_unit_rows, ihac_from_distances, unit_rows
 from foldwise.core.measures._h_correlation import h_correlation
 
@@ -119,9 +114,9 @@ class _PartnerSearch:
     def __init__(self, U: sp.csr_matrix, state: _ClusterState) -> None:
         UT = sp.csc_matrix(U)  # row indices ascending in each column
         self.col_ptr, self.col_docs, self.col_data = UT.indptr, UT.indices, UT.data
-        self.dtype = U.dtype
         n = state.n
         self.sim = np.empty(2 * n)
+        self.s_c = np.empty(U.shape[1], dtype=U.dtype)
         self.per_doc = np.empty(n, dtype=U.dtype)
         self.total = np.empty(2 * n)
         self.size = np.empty(2 * n, dtype=np.int64)
@@ -142,15 +137,13 @@ def _closest_admissible(
     compiled kernels give every cluster's similarity from the columns of s_c's terms, and
     the most similar cluster overall and among those the folders admit, in one pass each.
     """
-    members = state.members[c]
-    s_c = _row_sum(U, members).astype(search.dtype)
     sim = search.sim
-    cluster_similarities(
-        search.col_ptr, search.col_docs, search.col_data, s_c, np.flatnonzero(s_c),
-        state.label, len(members), sim, search.per_doc, search.total, search.size,
+    best, admissible = closest_clusters(
+        U.indptr, U.indices, U.data, np.asarray(state.members[c], dtype=np.intp),
+        search.col_ptr, search.col_docs, search.col_data, state.label, c, exclude,
+        sim, search.s_c, search.per_doc, search.total, search.size,
+        state.nlab, state.lca, *search.folder_arrays,
     )  # fmt: skip
-    sim[[c, exclude]] = -np.inf
-    best, admissible = most_similar(sim, c, state.nlab, state.lca, *search.folder_arrays)
     if best < 0 or admissible < 0:
         return None
     if state.triples is None or (admissible == best and state.triple_violations(c, best) == 0):

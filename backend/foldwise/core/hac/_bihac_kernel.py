@@ -106,3 +106,36 @@ def row_sum(indptr, indices, data, rows, n_terms):  # type: ignore[no-untyped-de
         for p in range(indptr[r], indptr[r + 1]):
             out[indices[p]] += data[p]
     return out
+
+
+@njit(cache=True, nogil=True)
+def closest_clusters(  # type: ignore[no-untyped-def]
+    u_ptr, u_terms, u_data, members, col_ptr, col_docs, col_data, label, c, exclude,
+    sim, s_c, per_doc, total, size, nlab, lca, fparent, fdepth, ftotal,
+):  # fmt: skip
+    """:func:`most_similar` for cluster ``c`` (documents ``members``) among all clusters but
+    ``c`` and ``exclude``, in one call: its sum of unit rows (CSR ``u_ptr, u_terms,
+    u_data``; summed in float64 by :func:`row_sum`, then stored in the rows' dtype in the
+    scratch ``s_c``), :func:`cluster_similarities` into ``sim``, and the search. The same
+    bits as the three calls made one by one; one call saves the dispatch of three (a run
+    on 3,000 documents makes about 1,200 searches).
+    """
+    summed = row_sum(u_ptr, u_terms, u_data, members, s_c.shape[0])
+    n_support = 0
+    for t in range(s_c.shape[0]):
+        s_c[t] = summed[t]
+        if s_c[t] != 0:
+            n_support += 1
+    support = np.empty(n_support, dtype=np.int64)
+    k = 0
+    for t in range(s_c.shape[0]):
+        if s_c[t] != 0:
+            support[k] = t
+            k += 1
+    cluster_similarities(
+        col_ptr, col_docs, col_data, s_c, support, label, members.shape[0], sim, per_doc,
+        total, size,
+    )  # fmt: skip
+    sim[c] = -np.inf
+    sim[exclude] = -np.inf
+    return most_similar(sim, c, nlab, lca, fparent, fdepth, ftotal)
