@@ -37,7 +37,7 @@ def _context(rows: np.ndarray, labels: list[tuple[str, ...] | None]) -> _Context
     )
 
 
-def _group(ctx: _Context, members: tuple[int, ...], parent: tuple[str, ...]) -> Group:
+def _group(members: tuple[int, ...], parent: tuple[str, ...]) -> Group:
     return Group(members, parent, cohesion=0.0, affinity=0.0)
 
 
@@ -56,7 +56,7 @@ def _one_topic_beside_two_folders() -> _Context:
 def test_pieces_of_one_topic_are_joined_under_their_parents_common_ancestor():
     # The topic found as two pieces whose parents the search judged differently.
     ctx = _one_topic_beside_two_folders()
-    pieces = [_group(ctx, (6, 7, 8), ("a",)), _group(ctx, (9, 10, 11), ())]
+    pieces = [_group((6, 7, 8), ("a",)), _group((9, 10, 11), ())]
     joined = _merge(ctx, pieces, min_size=3)
     assert len(joined) == 1
     assert sorted(joined[0].members) == list(range(6, 12))
@@ -74,7 +74,7 @@ def test_pieces_closer_to_a_folder_than_to_each_other_stay_apart():
     rows[9:, 1] = 1.0
     rows[9:, 3] = 0.3
     ctx = _context(rows, [("a",)] * 3 + [("b",)] * 3 + [None] * 6)
-    pieces = [_group(ctx, (6, 7, 8), ("a",)), _group(ctx, (9, 10, 11), ("b",))]
+    pieces = [_group((6, 7, 8), ("a",)), _group((9, 10, 11), ("b",))]
     groups = _merge(ctx, pieces, min_size=3)
     assert [g.members for g in groups] == [(6, 7, 8), (9, 10, 11)]
 
@@ -83,7 +83,7 @@ def test_pieces_under_two_parents_too_small_to_be_proposals_stay_apart():
     # The same pieces, each smaller than a proposal: under one parent they are joined,
     # under two they are not.
     ctx = _one_topic_beside_two_folders()
-    apart = [_group(ctx, (6, 7, 8), ("a",)), _group(ctx, (9, 10, 11), ())]
+    apart = [_group((6, 7, 8), ("a",)), _group((9, 10, 11), ())]
     assert len(_merge(ctx, apart, min_size=5)) == 2
-    together = [_group(ctx, (6, 7, 8), ("a",)), _group(ctx, (9, 10, 11), ("a",))]
+    together = [_group((6, 7, 8), ("a",)), _group((9, 10, 11), ("a",))]
     assert len(_merge(ctx, together, min_size=5)) == 1

@@ -133,9 +133,10 @@ def _closest_admissible(
 ) -> int | None:
     """The current cluster most similar to ``c`` (average cosine) that ``c`` may merge with.
 
-    Average cosine between clusters is s_c . s_k / (|c| |k|), s the sum of unit rows; the
-    compiled kernels give every cluster's similarity from the columns of s_c's terms, and
-    the most similar cluster overall and among those the folders admit, in one pass each.
+    Average cosine between clusters is s_c . s_k / (|c| |k|), s the sum of unit rows; one
+    compiled call (``closest_clusters``) sums c's rows, gives every cluster's similarity
+    from the columns of s_c's terms, and finds the most similar cluster overall and among
+    those the folders admit.
     """
     sim = search.sim
     best, admissible = closest_clusters(

@@ -1,9 +1,11 @@
-"""biHAC's partner search, compiled: the average cosine of one cluster to every other, and
-the most similar one its folder constraints admit (000 sec. 4; used by :mod:`_bihac`).
+"""biHAC's constraint walk, compiled: the average cosine of one cluster to every other, the
+most similar one its folder constraints admit (000 sec. 4), cluster sums and the weight
+step (000 eq. 5-7); used by :mod:`_bihac`.
 
 A run of biHAC on 13,000 documents in 1,000 folders searches a partner for about 5,500
 violating clusters. In numpy each search was a product with every document's row, two
-bincounts and a vectorised admissibility test of every cluster: 40% of the run.
+bincounts and a vectorised admissibility test of every cluster: 40% of the run
+(docs/recluster.md, "biHAC's constraint walk compiled").
 """
 
 from __future__ import annotations
