@@ -13,6 +13,7 @@ from sklearn.svm import LinearSVC
 from synthetic_topics import family_corpus as _families
 
 from foldwise.core import FolderPlacement
+from foldwise.core.placement._decision_kernel import decision_rows
 from foldwise.core.placement._sampled_svm import (
     _hardest_negatives,
     binary_svm,
@@ -250,3 +251,19 @@ def test_below_max_svm_pairs_the_final_fit_runs_alone_before_the_folds(
     assert log[:2] == ["final start", "final end"]
     assert log[2:] == ["fold"] * 10  # five temperature folds, five novelty folds
     np.testing.assert_array_equal(model.coef_, every.coef_)
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_decision_rows_are_the_products_bits_one_class_a_row(index_dtype: type) -> None:
+    rng = np.random.default_rng(5)
+    F = sp.random(70, 40, density=0.2, format="csr", random_state=5)
+    F = sp.csr_matrix(
+        (F.data, F.indices.astype(index_dtype), F.indptr.astype(index_dtype)), F.shape
+    )
+    coef, intercept = rng.normal(size=(9, 40)), rng.normal(size=9)
+    out = np.empty((9, 70))
+    decision_rows(F.indptr, F.indices, F.data, np.ascontiguousarray(coef.T), intercept, out)
+
+    expected = np.asarray(F @ coef.T)
+    expected += intercept
+    np.testing.assert_array_equal(out, expected.T)

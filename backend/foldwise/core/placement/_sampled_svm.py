@@ -27,6 +27,8 @@ from numpy.typing import NDArray
 from sklearn.preprocessing import normalize
 from sklearn.svm import _liblinear  # see binary_svm
 
+from foldwise.core.placement._decision_kernel import decision_rows
+
 
 def sampled_one_vs_rest(
     F: sp.csr_matrix,
@@ -223,15 +225,19 @@ def _hardest_negatives(
     """Per class ``targets[i]`` (its SVM ``coef[i]``), the ``n_hard`` rows of other classes
     with the highest decision values; ``members[j]``: the rows of class ``j``."""
     hard: list[NDArray[np.intp]] = []
+    F = sp.csr_matrix(F, dtype=np.float64)
+    by_class = np.empty((min(_CLASS_BLOCK, coef.shape[0]), F.shape[0]))
     for start in range(0, coef.shape[0], _CLASS_BLOCK):
-        D = np.asarray(F @ coef[start : start + _CLASS_BLOCK].T)
-        D += intercept[start : start + _CLASS_BLOCK]
+        stop = min(start + _CLASS_BLOCK, coef.shape[0])
         # One class's values contiguous: read as columns, each pass over a class's
-        # 100,000 values touched a cache line per value, and the passes took 1.7 of the
-        # 2.7 s this took per sampled fit of 1,000 classes (docs/recluster.md).
-        by_class = np.ascontiguousarray(D.T)
-        del D  # two blocks at the peak, as before
-        for c, d in enumerate(by_class):
+        # 100,000 values touched a cache line per value (docs/recluster.md); written so
+        # by the kernel, not transposed after the product.
+        block = by_class[: stop - start]
+        decision_rows(
+            F.indptr, F.indices, F.data,
+            np.ascontiguousarray(coef[start:stop].T), intercept[start:stop], block,
+        )  # fmt: skip
+        for c, d in enumerate(block):
             d[members[targets[start + c]]] = -np.inf
             finite = np.isfinite(d)
             if np.count_nonzero(finite) <= n_hard:
