@@ -64,9 +64,16 @@ def test_documents_of_a_new_folder_are_placed_in_it_above_max_svm_pairs() -> Non
 
     added = add_folders(fitted, X, labels)
 
+    # As a refit that knew the folder places them, give or take one document: the other
+    # folders' SVMs differ (the refit's count the folder's documents among their negatives).
+    refit = FolderPlacement(max_svm_pairs=0, representation="plain").fit(
+        rows, labels + [None] * test_X.shape[0]
+    )
     of_new = [i for i, f in enumerate(truth) if f == new]
-    placed = added.predict(test_X[of_new])
-    assert np.mean([p == new for p in placed]) >= 0.8
+    placed = np.mean([p == new for p in added.predict(test_X[of_new])])
+    by_refit = np.mean([p == new for p in refit.predict(test_X[of_new])])
+    assert by_refit >= 0.7
+    assert placed >= by_refit - 1 / len(of_new)
     # The other folders' documents stay where the fitted model put them, nearly all.
     rest = [i for i, f in enumerate(truth) if f != new]
     now, then = added.predict(test_X[rest]), fitted.predict(test_X[rest])

@@ -15,6 +15,7 @@ from synthetic_topics import family_corpus as _families
 from foldwise.core import FolderPlacement
 from foldwise.core.placement._decision_kernel import decision_rows
 from foldwise.core.placement._sampled_svm import (
+    SAMPLED_TOL,
     _hardest_negatives,
     binary_svm,
     sampled_one_vs_rest,
@@ -23,7 +24,7 @@ from foldwise.core.placement._sampled_svm import (
 
 def test_with_every_negative_it_is_liblinears_one_vs_rest() -> None:
     X, y = _families(0, families=3, per_family=3)
-    coef, intercept, classes = sampled_one_vs_rest(X, y, C=1.0, n_near=8, n_random=10_000)
+    coef, intercept, classes = sampled_one_vs_rest(X, y, C=1.0, n_near=8, n_random=10_000, tol=1e-4)
     full = LinearSVC(C=1.0, random_state=0).fit(X, y)
 
     assert classes.tolist() == full.classes_.tolist()
@@ -251,6 +252,21 @@ def test_below_max_svm_pairs_the_final_fit_runs_alone_before_the_folds(
     assert log[:2] == ["final start", "final end"]
     assert log[2:] == ["fold"] * 10  # five temperature folds, five novelty folds
     np.testing.assert_array_equal(model.coef_, every.coef_)
+
+
+def test_the_sampled_svms_stop_at_their_own_tolerance() -> None:
+    """``tol`` reaches liblinear: the default is SAMPLED_TOL, and LinearSVC's 1e-4 gives
+    other coefficients (a looser stop: fewer coordinate passes) that place alike."""
+    X, y = _families(1)
+    test_X, _ = _families(2)
+    default = sampled_one_vs_rest(X, y, C=1.0, n_near=15, n_random=200)
+    explicit = sampled_one_vs_rest(X, y, C=1.0, n_near=15, n_random=200, tol=SAMPLED_TOL)
+    strict = sampled_one_vs_rest(X, y, C=1.0, n_near=15, n_random=200, tol=1e-4)
+    np.testing.assert_array_equal(default[0], explicit[0])
+    assert not np.array_equal(default[0], strict[0])
+    D_default = np.asarray(test_X @ default[0].T) + default[1]
+    D_strict = np.asarray(test_X @ strict[0].T) + strict[1]
+    assert np.mean(D_default.argmax(1) == D_strict.argmax(1)) > 0.98
 
 
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])

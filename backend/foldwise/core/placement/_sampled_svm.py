@@ -29,6 +29,17 @@ from sklearn.svm import _liblinear  # see binary_svm
 
 from foldwise.core.placement._decision_kernel import decision_rows
 
+#: liblinear's stopping tolerance for the sampled SVMs: 1e-2, not LinearSVC's 1e-4. On the
+#: service's features of the generated 100,000-document archive one sampled fit of 1,000
+#: folders took 32.5 s of CPU at 1e-4 and 24.2 s at 1e-2 (liblinear's iterations 82,000 ->
+#: 40,000), placing held-out documents as well (.7235, .7233). Forced onto the sampled SVMs,
+#: four real hierarchies (python-docs, Ansible, two PHP manuals; 3 seeds each) kept their
+#: representation and temperature in all 12 runs and their held-out placement in 11 (one
+#: more of 890 PHP pages right in the twelfth); at liblinear's own default for the dual
+#: solver (0.1) two of the 12 chose the other representation (docs/recluster.md, "A looser
+#: tolerance for the sampled SVMs").
+SAMPLED_TOL = 1e-2
+
 
 def sampled_one_vs_rest(
     F: sp.csr_matrix,
@@ -42,6 +53,7 @@ def sampled_one_vs_rest(
     random_state: int = 0,
     n_jobs: int | None = None,
     only: NDArray[np.intp] | None = None,
+    tol: float = SAMPLED_TOL,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.intp]]:
     """Binary SVMs of each class present in ``y`` against its hardest negatives and a sample.
 
@@ -79,6 +91,8 @@ def sampled_one_vs_rest(
         The classes (values of ``y``) whose SVMs are fitted, the others' rows serving only
         as negatives; each is fitted as it would be among all (the same rows, draws and
         seed). Default: every class of ``y``.
+    tol : float, default=SAMPLED_TOL
+        liblinear's stopping tolerance for each binary SVM (:data:`SAMPLED_TOL`).
 
     Returns
     -------
@@ -104,7 +118,7 @@ def sampled_one_vs_rest(
     def fit_pass(negatives: list[NDArray[np.intp]]) -> tuple[NDArray[np.float64], ...]:
         return _fit_each(
             F, sw, members, targets, negatives,
-            C=C, n_random=n_random, random_state=random_state, n_jobs=n_jobs,
+            C=C, n_random=n_random, random_state=random_state, n_jobs=n_jobs, tol=tol,
         )  # fmt: skip
 
     coef, intercept = fit_pass(first)
@@ -125,6 +139,7 @@ def _fit_each(
     n_random: int,
     random_state: int,
     n_jobs: int | None,
+    tol: float,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Class ``targets[i]`` against the rows ``hard[i]`` (weight 1) and ``n_random`` of the
     others (weight ``n_others / n_random``): coef (n_targets, n_features), intercept
@@ -148,7 +163,9 @@ def _fit_each(
         target[: members[j].size] = 1
         weight = sw[rows].copy()
         weight[members[j].size + hard[i].size :] *= scale
-        coef[i], intercept[i] = binary_svm(F[rows], target, weight, C=C, random_state=random_state)
+        coef[i], intercept[i] = binary_svm(
+            F[rows], target, weight, C=C, random_state=random_state, tol=tol
+        )
 
     if n_jobs is None or n_jobs == 1:
         for i in range(targets.size):
@@ -165,6 +182,7 @@ def binary_svm(
     *,
     C: float,
     random_state: int,
+    tol: float = 1e-4,
 ) -> tuple[NDArray[np.float64], float]:
     """One liblinear SVM of the rows marked ``positive`` against the others: coef
     (n_features,), intercept. Not converging within liblinear's iterations is not an
@@ -177,7 +195,7 @@ def binary_svm(
     checks of its input (finite values, targets, labels, class and sample weights) took a
     fifth of each fit of ~3,000 rows, and the sampled SVMs of 1,000 folders are 2,000 such
     fits: about 28 of the 129 s those took in the first recluster of 100,000 documents
-    (docs/recluster.md, "liblinear called directly").
+    (docs/recluster.md, "liblinear called directly"). ``tol`` is LinearSVC's by default.
     """
     X = sp.csr_matrix(F, dtype=np.float64)
     if X.indices.dtype != np.int32 or X.indptr.dtype != np.int32:
@@ -199,7 +217,7 @@ def binary_svm(
     seed = np.random.RandomState(random_state).randint(np.iinfo("i").max)
     _liblinear.set_verbosity_wrap(0)  # liblinear prints its progress unless told not to
     raw, _ = _liblinear.train_wrap(
-        X, target, True, solver, 1e-4, 1.0, C, np.ones(2), 1000, seed, 0.1, w
+        X, target, True, solver, tol, 1.0, C, np.ones(2), 1000, seed, 0.1, w
     )
     return raw[0, :-1], float(raw[0, -1])
 
