@@ -16,8 +16,8 @@ WORKLOAD = textwrap.dedent(
     """
     import numpy as np, scipy.sparse as sp
     from foldwise.core import (
-        HAC, IHAC, BiHAC, BiiHAC, Hierarchy, common_ancestor_matrix, h_correlation,
-        text_features,
+        HAC, IHAC, BiHAC, BiiHAC, FolderPlacement, Hierarchy, common_ancestor_matrix,
+        h_correlation, text_features,
     )
     words = ["alpha beta gamma", "beta gamma delta", "delta epsilon zeta", "zeta eta theta"]
     texts = [f"{words[i % 4]} {words[(i + 1) % 4]} item{i} common words here" for i in range(24)]
@@ -28,6 +28,7 @@ WORKLOAD = textwrap.dedent(
         HAC().fit(X)
         BiHAC(r_max=2, r_ni=1).fit(X, folders)
         BiiHAC(r_max=2, r_ni=1).fit(X, folders)
+        FolderPlacement(max_svm_pairs=0).fit(X, folders)  # sampled SVMs: hard negatives
     truth = Hierarchy.from_paths([f or ("e",) for f in folders])
     common_ancestor_matrix(truth)
     h_correlation(truth, truth, symmetric=True)

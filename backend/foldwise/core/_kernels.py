@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from foldwise.core._hierarchy import Hierarchy
 from foldwise.core.hac import IHAC, BiHAC
 from foldwise.core.measures import common_ancestor_matrix, h_correlation
+from foldwise.core.placement._decision_kernel import decision_rows
 
 
 def compile_kernels() -> None:
@@ -32,3 +33,9 @@ def compile_kernels() -> None:
     truth = Hierarchy.from_paths([f or ("e",) for f in folders])
     common_ancestor_matrix(truth)
     h_correlation(truth, truth)
+    # The sampled SVMs' mining of hard negatives, with both index widths scipy uses.
+    for index in (np.int32, np.int64):
+        decision_rows(
+            X.indptr.astype(index), X.indices.astype(index), X.data,
+            np.ones((8, 2)), np.zeros(2), np.empty((2, 12)),
+        )  # fmt: skip
