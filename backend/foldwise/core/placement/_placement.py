@@ -85,6 +85,9 @@ _TOP_BLOCK = 4096
 #: Cross-validation folds of the labeled documents (n_labeled,), the folds scored, and each
 #: scored fold's held-out decision values (n_in_fold, n_folders), None where not scorable.
 _HeldOut = tuple[NDArray[np.intp], list[int], list[NDArray[np.float64] | None]]
+#: The novelty model's examples: top decision value and margin of each scored document
+#: (n_scored, 2), and whether its folder was seen in training (n_scored,).
+_NoveltyExamples = tuple[NDArray[np.float64], NDArray[np.bool_]]
 
 
 class FolderPlacement(BaseEstimator):
@@ -281,11 +284,11 @@ class FolderPlacement(BaseEstimator):
         self.cv_labeled_per_folder_ = (
             self.labeled_per_folder_ if kept_counts is None else kept_counts.astype(np.intp)
         )
-        held_out = None
+        held_out = novelty = None
         if kept is not None:
             self.representation_ = kept.representation
         else:
-            self.representation_, held_out = self._choose_representation(X, w, labeled, y)
+            self.representation_, held_out, novelty = self._choose_representation(X, w, labeled, y)
         Xw, w = self._weigh(X, w, labeled, y, self.representation_)
         self.term_weights_ = w
         self.components_ = self._fit_components(Xw, self.representation_)
@@ -306,7 +309,7 @@ class FolderPlacement(BaseEstimator):
                 self.novelty_coef_ = kept.novelty_coef
             else:
                 (self.coef_, self.intercept_), self.temperature_, self.novelty_coef_ = (
-                    self._fit_final_and_cross_validated(final, F[labeled], y, held_out)
+                    self._fit_final_and_cross_validated(final, F[labeled], y, held_out, novelty)
                 )
         self.triples_ = check_triples(triples, n_docs)
         self._fit_labels = [None if f is None else index[tuple(f)] for f in folders]
@@ -444,9 +447,10 @@ class FolderPlacement(BaseEstimator):
         w: NDArray[np.float64],
         labeled: NDArray[np.bool_],
         y: NDArray[np.intp],
-    ) -> tuple[str, _HeldOut | None]:
+    ) -> tuple[str, _HeldOut | None, _NoveltyExamples | None]:
         """``representation``, or for "auto" the one with more held-out documents right,
-        and the held-out decisions of the chosen one (None where none are kept).
+        the held-out decisions of the chosen one (None where none are kept), and where the
+        SVMs are sampled the novelty model's examples (None elsewhere).
 
         "latent" (eta^2 term weights and LSA of all documents) helps where folders share
         vocabulary and few documents are filed; "plain" (the weighted tf-idf alone) where
@@ -466,12 +470,23 @@ class FolderPlacement(BaseEstimator):
         them, or a random sample where both representations' would take more than
         :data:`MAX_KEPT_DECISIONS` values (at 100,000 documents in 1,000 folders one
         fold's are 270 MB each).
+
+        Where the SVMs are sampled (one fold) the fold also hides the novelty model's
+        first group of folders (:meth:`_novelty_groups`) from training, so that the
+        chosen representation's fit gives the novelty model's examples as well: the
+        documents of the hidden folders (new) and the held-out ones of the others (known).
+        That saves the novelty fold, 1,600 of a first fit's 7,600 binary SVMs at 1,000
+        folders, and the selection's fits train on fewer folders (docs/recluster.md, "One
+        fold for the selection and the novelty model").
         """
         if self.representation != "auto":
-            return self.representation, None
+            return self.representation, None, None
         counts = np.bincount(y, minlength=len(self.folders_))
         if len(self.folders_) < 2 or np.sort(counts)[-2] < self.selection_folds:
-            return "latent", None  # too few labeled documents to compare on
+            return "latent", None, None  # too few labeled documents to compare on
+        hidden = np.zeros(y.size, dtype=bool)
+        if self._sampled(y.size) and np.unique(y).size >= 3:
+            hidden = self._novelty_groups(y)[0] == 0
         rng = np.random.default_rng(self.random_state + 2)
         fold = np.empty(y.size, dtype=np.intp)
         for j in np.unique(y):
@@ -479,16 +494,16 @@ class FolderPlacement(BaseEstimator):
             fold[members] = rng.permutation(members.size) % self.selection_folds
         rows = np.flatnonzero(labeled)
         used = list(range(self._folds_used(self.selection_folds, y.size)))
-        held_out = np.isin(fold, used)
+        held_out = np.isin(fold, used) & ~hidden
         kept = self._kept_for_temperature(held_out, rng)
 
         def fold_decisions(
             representation: str, f: int
-        ) -> tuple[NDArray[np.bool_], NDArray[np.float64]] | None:
-            """Held-out documents of fold ``f`` placed right, and the decision values of
-            those of them ``kept`` (n_kept_in_fold, n_folders); None where the fold is not
-            scorable."""
-            train, test = fold != f, fold == f
+        ) -> tuple[NDArray[np.bool_], NDArray[np.float64], _NoveltyExamples | None] | None:
+            """Held-out documents of fold ``f`` placed right, the decision values of those
+            of them ``kept`` (n_kept_in_fold, n_folders), and the novelty model's examples
+            where folders are hidden; None where the fold is not scorable."""
+            train, test = (fold != f) & ~hidden, (fold == f) & ~hidden
             if np.unique(y[train]).size < 2 or not test.any():
                 return None
             mask = np.zeros_like(labeled)
@@ -498,20 +513,28 @@ class FolderPlacement(BaseEstimator):
             coef, intercept = self._fit_svm(F[rows[train]], y[train])
             D = np.asarray(F[rows[test]] @ coef.T + intercept)
             hits = np.asarray(D.argmax(axis=1) == y[test])
-            return hits, D if kept[test].all() else D[kept[test]]
+            examples = None
+            if hidden.any():
+                seen = np.unique(y[train])
+                scored = np.flatnonzero(hidden | test)
+                W = np.ascontiguousarray(coef.T[:, seen])
+                examples = (_top_two(F, rows[scored], W, intercept[seen]), ~hidden[scored])
+            return hits, D if kept[test].all() else D[kept[test]], examples
 
         right = {r: np.zeros(y.size, dtype=bool) for r in ("latent", "plain")}
         decisions: dict[str, list[NDArray[np.float64] | None]] = {"latent": [], "plain": []}
+        examples: dict[str, _NoveltyExamples | None] = {"latent": None, "plain": None}
 
         def score(folds: list[int]) -> None:
             tasks = [(r, f) for r in ("latent", "plain") for f in folds]
             for (representation, f), result in zip(
                 tasks, self._parallel(fold_decisions, tasks), strict=True
             ):
-                hits, D = (None, None) if result is None else result
+                hits, D, found = (None, None, None) if result is None else result
                 if hits is not None:
-                    right[representation][fold == f] = hits
+                    right[representation][(fold == f) & ~hidden] = hits
                 decisions[representation].append(D)
+                examples[representation] = examples[representation] or found
 
         # The first folds, then the others only where those leave the choice open.
         score(used[:FIRST_SELECTION_FOLDS])
@@ -521,10 +544,12 @@ class FolderPlacement(BaseEstimator):
             score(used[FIRST_SELECTION_FOLDS:])
         chosen = self._more_right(right)
         # Held-out documents whose decisions were not kept are in no fold for the
-        # temperature: neither scored nor counted as training (``temperature_from``). The
-        # documents of a fold not run are training documents of every fold run.
-        held_out = np.isin(fold, used)
-        return chosen, (np.where(held_out & ~kept, -1, fold), used, decisions[chosen])
+        # temperature: neither scored nor counted as training (``temperature_from``), nor
+        # are the hidden folders' documents. The documents of a fold not run are training
+        # documents of every fold run.
+        held_out = np.isin(fold, used) & ~hidden
+        out_of_folds = (held_out & ~kept) | hidden
+        return chosen, (np.where(out_of_folds, -1, fold), used, decisions[chosen]), examples[chosen]
 
     def _kept_for_temperature(
         self, held_out: NDArray[np.bool_], rng: np.random.Generator
@@ -638,6 +663,7 @@ class FolderPlacement(BaseEstimator):
         F: sp.csr_matrix,
         y: NDArray[np.intp],
         held_out: _HeldOut | None = None,
+        novelty: _NoveltyExamples | None = None,
     ) -> tuple[tuple[NDArray[np.float64], NDArray[np.float64]], float, NDArray[np.float64]]:
         """The ``final`` fit's (coef, intercept), the temperature (:meth:`_temperature_folds`)
         and the novelty model (:meth:`_novelty_folds`), the fold fits on one pool of
@@ -646,7 +672,9 @@ class FolderPlacement(BaseEstimator):
         ``held_out``: the representation selection's folds and held-out decisions of the
         chosen representation (:meth:`_choose_representation`). The temperature is then
         fitted on them instead of on folds of its own: five of the first fit's 17 SVM fits
-        fewer (docs/placement.md, "Temperature from the selection's folds").
+        fewer (docs/placement.md, "Temperature from the selection's folds"). ``novelty``:
+        the novelty model's examples from the selection's fold, where it hid folders; the
+        novelty model then runs no fold of its own.
 
         The two cross-validations are independent. Each on its own pool left a thread
         idle whenever its folds did not divide among the threads, and where the SVMs are
@@ -664,7 +692,10 @@ class FolderPlacement(BaseEstimator):
         beside = self._sampled(y.size)
         fitted = None if beside else final()
         temperature_fits, temperature_from = self._temperature_folds(F, y, held_out)
-        novelty_fits, novelty_from = self._novelty_folds(F, y)
+        if novelty is None:
+            novelty_fits, novelty_from = self._novelty_folds(F, y)
+        else:
+            novelty_fits, novelty_from = [], lambda _: novelty_coefficients([novelty])
         done = self._parallel(_call, ([final] if beside else []) + temperature_fits + novelty_fits)
         if fitted is None:
             fitted, done = done[0], done[1:]
@@ -750,12 +781,7 @@ class FolderPlacement(BaseEstimator):
         present = np.unique(y)
         if present.size < 3:
             return [], lambda _: np.zeros(0)
-        rng = np.random.default_rng(self.random_state + 1)
-        n_groups = min(self.cv, present.size)
-        group_of = dict(
-            zip(present.tolist(), rng.permutation(present.size) % n_groups, strict=True)
-        )
-        group = np.array([group_of[int(c)] for c in y])
+        group, n_groups, rng = self._novelty_groups(y)
         fold = np.empty(y.size, dtype=np.intp)
         for j in present:
             members = np.flatnonzero(y == j)
@@ -776,6 +802,20 @@ class FolderPlacement(BaseEstimator):
 
         groups = range(self._folds_used(n_groups, y.size))
         return [functools.partial(hide_group, g) for g in groups], novelty_coefficients
+
+    def _novelty_groups(
+        self, y: NDArray[np.intp]
+    ) -> tuple[NDArray[np.intp], int, np.random.Generator]:
+        """The group of each labeled document's folder (n_labeled,), the number of groups
+        (``cv``, at most one per folder present), and the generator that drew them, for
+        the draws that follow."""
+        present = np.unique(y)
+        rng = np.random.default_rng(self.random_state + 1)
+        n_groups = min(self.cv, present.size)
+        group_of = dict(
+            zip(present.tolist(), rng.permutation(present.size) % n_groups, strict=True)
+        )
+        return np.array([group_of[int(c)] for c in y], dtype=np.intp), n_groups, rng
 
     # --------------------------------------------------------------- predicting
 
