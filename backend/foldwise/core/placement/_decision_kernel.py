@@ -10,6 +10,7 @@ are summed in a small buffer and written to their classes' rows.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 
@@ -23,7 +24,7 @@ def decision_rows(indptr, indices, data, coef_t, intercept, out):  # type: ignor
     intercept last, as scipy's CSR product followed by ``+= intercept`` does: the same bits.
     """
     n_classes = coef_t.shape[1]
-    total = coef_t[0].copy()  # a float64 buffer of n_classes values
+    total = np.zeros(n_classes)
     for i in range(indptr.shape[0] - 1):
         total[:] = 0.0
         for p in range(indptr[i], indptr[i + 1]):
