@@ -255,7 +255,8 @@ def _count_svm_fits(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def test_the_temperature_comes_from_the_representation_selection_folds(monkeypatch):
     """With "auto", the chosen representation's held-out decisions give the temperature:
     3 x 2 selection fits, 5 novelty fits and the final one, and no temperature folds of
-    its own; a fixed representation fits them (5)."""
+    its own; a fixed representation fits them (5). Where the SVMs are sampled, two first
+    passes and one second pass select, and the final fit follows."""
     X, truth = _noisy_corpus(0)
     labels = _labels(truth, n_labeled=25)
     n_labeled = sum(f is not None for f in labels)
@@ -273,16 +274,31 @@ def test_the_temperature_comes_from_the_representation_selection_folds(monkeypat
     # group of folders too: it gives the temperature and the novelty model, and no
     # novelty fold is fitted (two selection fits and the final one). Where its decisions
     # would take too much memory it keeps those of a sample of the held-out documents.
+    # The two representations are compared on the first pass of their sampled SVMs, and
+    # only the chosen one's second pass is fitted.
+    first_passes, second_passes = [], []
+    first_pass, second_pass = FolderPlacement._first_pass, placement_module.second_pass
+    monkeypatch.setattr(
+        FolderPlacement,
+        "_first_pass",
+        lambda self, F, y: first_passes.append(F.shape[0]) or first_pass(self, F, y),
+    )
+    monkeypatch.setattr(
+        placement_module,
+        "second_pass",
+        lambda F, *a, **k: second_passes.append(F.shape[0]) or second_pass(F, *a, **k),
+    )
     calls.clear()
     sampled = FolderPlacement(max_svm_pairs=n_labeled).fit(X, labels)
-    assert len(calls) == 2 + 1
-    assert calls[0] == calls[1] < 0.8 * n_labeled  # a fold and a group of folders out
+    assert len(calls) == 1  # the final fit
+    assert len(first_passes) == 2 and second_passes == first_passes[:1]
+    assert first_passes[0] == first_passes[1] < 0.8 * n_labeled  # a fold and folders out
     assert sampled.novelty_coef_.shape == (3,)
     n_folders = len(sampled.folders_)
     monkeypatch.setattr(placement_module, "MAX_KEPT_DECISIONS", 2 * n_folders * 20)
     calls.clear()
     few = FolderPlacement(max_svm_pairs=n_labeled).fit(X, labels)
-    assert len(calls) == 2 + 1
+    assert len(calls) == 1
     # (a kept document whose folder has no training document left is not scored)
     assert few.held_out_top_.size <= 20 < sampled.held_out_top_.size
     assert few.temperature_ == pytest.approx(sampled.temperature_, rel=0.5)

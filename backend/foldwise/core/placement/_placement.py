@@ -65,7 +65,12 @@ from foldwise.core.placement._checks import (
 from foldwise.core.placement._cross_validated import CV_PARAMS, CrossValidated
 from foldwise.core.placement._levels import Placement, assign_folder_levels
 from foldwise.core.placement._placement_arrays import placement_from_arrays, placement_to_arrays
-from foldwise.core.placement._sampled_svm import sampled_one_vs_rest
+from foldwise.core.placement._sampled_svm import (
+    FirstPass,
+    first_pass,
+    sampled_one_vs_rest,
+    second_pass,
+)
 
 _T = TypeVar("_T")
 #: Folds the representation selection scores before asking whether one representation is
@@ -477,7 +482,11 @@ class FolderPlacement(BaseEstimator):
         documents of the hidden folders (new) and the held-out ones of the others (known).
         That saves the novelty fold, 1,600 of a first fit's 7,600 binary SVMs at 1,000
         folders, and the selection's fits train on fewer folders (docs/recluster.md, "One
-        fold for the selection and the novelty model").
+        fold for the selection and the novelty model"). There the representations are
+        compared on the first pass of their sampled SVMs, and only the chosen one's second
+        pass is fitted, for its held-out decisions and the novelty examples: a third of a
+        first fit's CPU less at 1,000 folders, the same choice on every hierarchy tried
+        (docs/recluster.md, "The selection on the first pass").
         """
         if self.representation != "auto":
             return self.representation, None, None
@@ -497,12 +506,16 @@ class FolderPlacement(BaseEstimator):
         held_out = np.isin(fold, used) & ~hidden
         kept = self._kept_for_temperature(held_out, rng)
 
-        def fold_decisions(
-            representation: str, f: int
-        ) -> tuple[NDArray[np.bool_], NDArray[np.float64], _NoveltyExamples | None] | None:
-            """Held-out documents of fold ``f`` placed right, the decision values of those
-            of them ``kept`` (n_kept_in_fold, n_folders), and the novelty model's examples
-            where folders are hidden; None where the fold is not scorable."""
+        # Where the SVMs are sampled (one fold) the representations are compared on their
+        # first pass, and only the chosen one's second pass is fitted (docs/recluster.md,
+        # "The selection on the first pass"); elsewhere each fold is finished at once.
+        deferred = self._sampled(y.size)
+
+        def fold_fit(representation: str, f: int) -> tuple[NDArray[np.bool_], Any] | None:
+            """Held-out documents of fold ``f`` placed right, and the function that gives
+            the decision values of those of them ``kept`` (n_kept_in_fold, n_folders) and
+            the novelty model's examples where folders are hidden (its result where not
+            ``deferred``); None where the fold is not scorable."""
             train, test = (fold != f) & ~hidden, (fold == f) & ~hidden
             if np.unique(y[train]).size < 2 or not test.any():
                 return None
@@ -510,33 +523,68 @@ class FolderPlacement(BaseEstimator):
             mask[rows[train]] = True
             Xw, _ = self._weigh(X, w, mask, y[train], representation)
             F = self._features(Xw, self._fit_components(Xw, representation))
-            coef, intercept = self._fit_svm(F[rows[train]], y[train])
-            D = np.asarray(F[rows[test]] @ coef.T + intercept)
-            hits = np.asarray(D.argmax(axis=1) == y[test])
-            examples = None
-            # Both representations score their examples: cheaper than keeping both folds'
-            # coefficients (160 MB each at 1,000 folders) until the choice is made.
-            if hidden.any():
-                seen = np.unique(y[train])
-                scored = np.flatnonzero(hidden | test)
-                W = np.ascontiguousarray(coef.T[:, seen])
-                examples = (_top_two(F, rows[scored], W, intercept[seen]), ~hidden[scored])
-            return hits, D if kept[test].all() else D[kept[test]], examples
+            first = self._first_pass(F[rows[train]], y[train])
+            if first is None:
+                coef, intercept = self._fit_svm(F[rows[train]], y[train])
+                D = np.asarray(F[rows[test]] @ coef.T + intercept)
+                hits = np.asarray(D.argmax(axis=1) == y[test])
+
+                def finish() -> tuple[NDArray[np.float64], _NoveltyExamples | None]:
+                    novelty = examples(F, coef, intercept, train, test)
+                    return D if kept[test].all() else D[kept[test]], novelty
+
+            else:
+                D = np.asarray(F[rows[test]] @ first.coef.T + first.intercept)
+                hits = first.classes[D.argmax(axis=1)] == y[test]
+                del D
+
+                def finish() -> tuple[NDArray[np.float64], _NoveltyExamples | None]:
+                    c, b, present = second_pass(
+                        F[rows[train]], y[train], first, C=self.C,
+                        random_state=self.random_state, n_jobs=self.n_jobs,
+                    )  # fmt: skip
+                    coef, intercept = self._all_folders(c, b, present)
+                    D = np.asarray(F[rows[test & kept]] @ coef.T + intercept)
+                    return D, examples(F, coef, intercept, train, test)
+
+            return hits, finish if deferred else finish()
+
+        def examples(
+            F: sp.csr_matrix,
+            coef: NDArray[np.float64],
+            intercept: NDArray[np.float64],
+            train: NDArray[np.bool_],
+            test: NDArray[np.bool_],
+        ) -> _NoveltyExamples | None:
+            """The novelty model's examples where folders are hidden: top decision values
+            of the hidden folders' documents (new) and the held-out ones (known)."""
+            if not hidden.any():
+                return None
+            seen = np.unique(y[train])
+            scored = np.flatnonzero(hidden | test)
+            W = np.ascontiguousarray(coef.T[:, seen])
+            return _top_two(F, rows[scored], W, intercept[seen]), ~hidden[scored]
 
         right = {r: np.zeros(y.size, dtype=bool) for r in ("latent", "plain")}
         decisions: dict[str, list[NDArray[np.float64] | None]] = {"latent": [], "plain": []}
-        examples: dict[str, _NoveltyExamples | None] = {"latent": None, "plain": None}
+        found: dict[str, _NoveltyExamples | None] = {"latent": None, "plain": None}
+        unfinished: dict[str, Callable[[], Any]] = {}
 
         def score(folds: list[int]) -> None:
             tasks = [(r, f) for r in ("latent", "plain") for f in folds]
             for (representation, f), result in zip(
-                tasks, self._parallel(fold_decisions, tasks), strict=True
+                tasks, self._parallel(fold_fit, tasks), strict=True
             ):
-                hits, D, found = (None, None, None) if result is None else result
-                if hits is not None:
-                    right[representation][(fold == f) & ~hidden] = hits
-                decisions[representation].append(D)
-                examples[representation] = examples[representation] or found
+                if result is None:
+                    decisions[representation].append(None)
+                    continue
+                hits, finished = result
+                right[representation][(fold == f) & ~hidden] = hits
+                if deferred:
+                    unfinished[representation] = finished
+                else:
+                    decisions[representation].append(finished[0])
+                    found[representation] = found[representation] or finished[1]
 
         # The first folds, then the others only where those leave the choice open.
         score(used[:FIRST_SELECTION_FOLDS])
@@ -545,13 +593,17 @@ class FolderPlacement(BaseEstimator):
         else:
             score(used[FIRST_SELECTION_FOLDS:])
         chosen = self._more_right(right)
+        if chosen in unfinished:
+            D, found[chosen] = unfinished.pop(chosen)()
+            decisions[chosen].append(D)
+        unfinished.clear()
         # Held-out documents whose decisions were not kept are in no fold for the
         # temperature: neither scored nor counted as training (``temperature_from``), nor
         # are the hidden folders' documents. The documents of a fold not run are training
         # documents of every fold run.
         held_out = np.isin(fold, used) & ~hidden
         out_of_folds = (held_out & ~kept) | hidden
-        return chosen, (np.where(out_of_folds, -1, fold), used, decisions[chosen]), examples[chosen]
+        return chosen, (np.where(out_of_folds, -1, fold), used, decisions[chosen]), found[chosen]
 
     def _kept_for_temperature(
         self, held_out: NDArray[np.bool_], rng: np.random.Generator
@@ -625,8 +677,9 @@ class FolderPlacement(BaseEstimator):
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """One-vs-rest SVMs: coef (n_folders, n_features), intercept (n_folders,).
 
-        ``n_jobs`` threads for sampled SVMs: the final fit only. Cross-validation already
-        runs its folds on ``n_jobs`` threads; with class threads inside them too, the first
+        ``n_jobs`` threads for sampled SVMs: the final fit only (and the chosen
+        representation's second pass, which runs alone). Cross-validation already runs its
+        folds on ``n_jobs`` threads; with class threads inside them too, the first
         recluster of 100,000 documents was no faster and its worker peaked at 4.1 GB
         instead of 3.9 (one run each, docs/recluster.md "100,000 documents").
         """
@@ -637,7 +690,7 @@ class FolderPlacement(BaseEstimator):
             intercept[present] = 1.0
             return np.zeros((k, F.shape[1])), intercept
         if present.size > 2 and y.size * present.size > self.max_svm_pairs:
-            c, b, _ = sampled_one_vs_rest(
+            c, b, present = sampled_one_vs_rest(
                 F, y, C=self.C, sample_weight=sample_weight, random_state=self.random_state,
                 n_jobs=n_jobs,
             )  # fmt: skip
@@ -650,14 +703,32 @@ class FolderPlacement(BaseEstimator):
             c, b = svm.coef_, svm.intercept_
             if present.size == 2:  # sklearn keeps one binary decision; one per class here
                 c, b = np.vstack([-c[0], c[0]]), np.array([-b[0], b[0]])
+        return self._all_folders(c, b, present)
+
+    def _all_folders(
+        self, c: NDArray[np.float64], b: NDArray[np.float64], present: NDArray[np.intp]
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """The SVMs ``c`` (n_present, n_features), ``b`` of the folders ``present`` as
+        coef (n_folders, n_features) and intercept (n_folders,): a folder without labeled
+        documents has zero coefficients and intercept -1."""
+        k = len(self.folders_)
+        intercept = np.full(k, -1.0)
         intercept[present] = b
         if present.size == k:  # every folder: the fitted rows are the coefficients
             return np.ascontiguousarray(c, dtype=np.float64), intercept
         # Allocated only now: at 1,000 folders and 20,000 terms a coefficient array is
         # 160 MB, and cross-validation fits two folds at once (docs/recluster.md).
-        coef = np.zeros((k, F.shape[1]))
+        coef = np.zeros((k, c.shape[1]))
         coef[present] = c
         return coef, intercept
+
+    def _first_pass(self, F: sp.csr_matrix, y: NDArray[np.intp]) -> FirstPass | None:
+        """The first pass of the sampled SVMs of the rows ``F`` (n, n_features) labeled
+        ``y``, or None where :meth:`_fit_svm` would not sample them."""
+        present = np.unique(y)
+        if present.size <= 2 or y.size * present.size <= self.max_svm_pairs:
+            return None
+        return first_pass(F, y, C=self.C, random_state=self.random_state)
 
     def _fit_final_and_cross_validated(
         self,
