@@ -13,12 +13,16 @@ from sklearn.svm import LinearSVC
 from synthetic_topics import family_corpus as _families
 
 from foldwise.core import FolderPlacement
+from foldwise.core.placement import _sampled_svm
 from foldwise.core.placement._decision_kernel import decision_rows
 from foldwise.core.placement._sampled_svm import (
     SAMPLED_TOL,
+    _cosines,
     _hardest_negatives,
     binary_svm,
+    first_pass,
     sampled_one_vs_rest,
+    second_pass,
 )
 
 
@@ -94,6 +98,37 @@ def test_hardest_negatives_are_the_other_classes_top_decision_values(n_hard: int
         others = np.flatnonzero(yi != j)
         expected = others[np.argsort(-D[others, j])][:n_hard]
         assert sorted(rows.tolist()) == sorted(expected.tolist())
+
+
+def test_the_two_passes_one_after_the_other_are_sampled_one_vs_rest() -> None:
+    """first_pass then second_pass: the same SVMs bit for bit, a subset of classes too;
+    a second pass refuses a first pass of other classes."""
+    X, y = _families(1)
+    only = np.unique(y)[::3]
+    for subset in (None, only):
+        coef, intercept, classes = sampled_one_vs_rest(
+            X, y, C=1.0, n_near=15, n_random=200, only=subset
+        )
+        first = first_pass(X, y, C=1.0, n_near=15, n_random=200, only=subset)
+        np.testing.assert_array_equal(first.classes, classes)
+        assert first.coef.shape == coef.shape
+        again = second_pass(X, y, first, C=1.0, n_random=200)
+        np.testing.assert_array_equal(again[0], coef)
+        np.testing.assert_array_equal(again[1], intercept)
+        np.testing.assert_array_equal(again[2], classes)
+    first = first_pass(X, y, C=1.0, n_near=15, n_random=200, only=only)
+    with pytest.raises(ValueError, match="other classes"):
+        second_pass(X, np.where(y == only[0], y.max() + 1, y), first, C=1.0)
+
+
+def test_the_centroid_cosines_are_their_sparse_products(monkeypatch) -> None:
+    """Dense blocks of columns (here 7 wide, so that blocks end inside the terms) give the
+    sparse product's values."""
+    monkeypatch.setattr(_sampled_svm, "_COLUMN_BLOCK", 7)
+    centroids = sp.random(40, 30, density=0.4, format="csr", random_state=5)
+    targets = np.array([3, 0, 39, 12])
+    expected = (centroids[targets] @ centroids.T).toarray()
+    np.testing.assert_allclose(_cosines(centroids, targets), expected, rtol=0, atol=1e-12)
 
 
 def test_sampled_negatives_place_as_the_full_model_does() -> None:

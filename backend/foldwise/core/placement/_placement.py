@@ -593,10 +593,11 @@ class FolderPlacement(BaseEstimator):
         else:
             score(used[FIRST_SELECTION_FOLDS:])
         chosen = self._more_right(right)
-        if chosen in unfinished:
-            D, found[chosen] = unfinished.pop(chosen)()
+        finish = unfinished.pop(chosen, None)
+        unfinished.clear()  # the other's features and first pass: not held beside the second
+        if finish is not None:
+            D, found[chosen] = finish()
             decisions[chosen].append(D)
-        unfinished.clear()
         # Held-out documents whose decisions were not kept are in no fold for the
         # temperature: neither scored nor counted as training (``temperature_from``), nor
         # are the hidden folders' documents. The documents of a fold not run are training
