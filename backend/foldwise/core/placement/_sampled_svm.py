@@ -114,11 +114,11 @@ def sampled_one_vs_rest(
     )  # fmt: skip
 
 
-@dataclass
+@dataclass(eq=False)
 class FirstPass:
     """The first pass's SVMs of :func:`sampled_one_vs_rest`: ``coef`` (n_fitted,
     n_features), ``intercept`` (n_fitted,), ``classes`` (n_fitted,) the values of ``y``
-    they belong to, sorted."""
+    they belong to, sorted. Not compared by value (``eq=False``): it holds arrays."""
 
     coef: NDArray[np.float64]
     intercept: NDArray[np.float64]
