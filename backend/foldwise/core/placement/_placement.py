@@ -523,9 +523,10 @@ class FolderPlacement(BaseEstimator):
             mask[rows[train]] = True
             Xw, _ = self._weigh(X, w, mask, y[train], representation)
             F = self._features(Xw, self._fit_components(Xw, representation))
-            first = self._first_pass(F[rows[train]], y[train])
+            F_train = F[rows[train]]
+            first = self._first_pass(F_train, y[train])
             if first is None:
-                coef, intercept = self._fit_svm(F[rows[train]], y[train])
+                coef, intercept = self._fit_svm(F_train, y[train])
                 D = np.asarray(F[rows[test]] @ coef.T + intercept)
                 hits = np.asarray(D.argmax(axis=1) == y[test])
 
@@ -540,7 +541,7 @@ class FolderPlacement(BaseEstimator):
 
                 def finish() -> tuple[NDArray[np.float64], _NoveltyExamples | None]:
                     c, b, present = second_pass(
-                        F[rows[train]], y[train], first, C=self.C,
+                        F_train, y[train], first, C=self.C,
                         random_state=self.random_state, n_jobs=self.n_jobs,
                     )  # fmt: skip
                     coef, intercept = self._all_folders(c, b, present)
@@ -690,7 +691,7 @@ class FolderPlacement(BaseEstimator):
         if present.size == 1:
             intercept[present] = 1.0
             return np.zeros((k, F.shape[1])), intercept
-        if present.size > 2 and y.size * present.size > self.max_svm_pairs:
+        if self._samples(y):
             c, b, present = sampled_one_vs_rest(
                 F, y, C=self.C, sample_weight=sample_weight, random_state=self.random_state,
                 n_jobs=n_jobs,
@@ -723,11 +724,16 @@ class FolderPlacement(BaseEstimator):
         coef[present] = c
         return coef, intercept
 
+    def _samples(self, y: NDArray[np.intp]) -> bool:
+        """Whether :meth:`_fit_svm` samples the SVMs of the rows labeled ``y``: more than
+        two folders present, and rows x folders present above ``max_svm_pairs``."""
+        present = np.unique(y).size
+        return present > 2 and y.size * present > self.max_svm_pairs
+
     def _first_pass(self, F: sp.csr_matrix, y: NDArray[np.intp]) -> FirstPass | None:
         """The first pass of the sampled SVMs of the rows ``F`` (n, n_features) labeled
         ``y``, or None where :meth:`_fit_svm` would not sample them."""
-        present = np.unique(y)
-        if present.size <= 2 or y.size * present.size <= self.max_svm_pairs:
+        if not self._samples(y):
             return None
         return first_pass(F, y, C=self.C, random_state=self.random_state)
 
