@@ -161,6 +161,16 @@ def test_h_correlation_matches_brute_force(seed, kind):
         assert got == pytest.approx(expected, rel=1e-12), (symmetric, weighting)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_h_correlation_matches_brute_force_on_deeper_trees(kind):
+    # 30 items: levels of many items and many distinct keys each, either tree the deeper
+    rng = np.random.default_rng(7)
+    learned, reference = random_pair(rng, kind, 30)
+    for first, second in ((learned, reference), (reference, learned)):
+        expected = brute_h_correlation(first, second, True, "node")
+        assert h_correlation(first, second, symmetric=True) == pytest.approx(expected, rel=1e-12)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_h_correlation_items_restricts_both_hierarchies(seed):
     rng = np.random.default_rng(100 + seed)
