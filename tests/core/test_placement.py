@@ -14,7 +14,9 @@ from synthetic_topics import topic_corpus
 
 from corpus_path import PYTHON_DOCS
 from foldwise.core import FolderPlacement, text_features
+from foldwise.core.placement import _calibration as calibration_module
 from foldwise.core.placement import _placement as placement_module
+from foldwise.core.placement import _representation as representation_module
 from foldwise.core.placement._calibration import calibration_map
 
 
@@ -277,14 +279,14 @@ def test_the_temperature_comes_from_the_representation_selection_folds(monkeypat
     # The two representations are compared on the first pass of their sampled SVMs, and
     # only the chosen one's second pass is fitted.
     first_passes, second_passes = [], []
-    first_pass, second_pass = FolderPlacement._first_pass, placement_module.second_pass
+    first_pass, second_pass = FolderPlacement._first_pass, representation_module.second_pass
     monkeypatch.setattr(
         FolderPlacement,
         "_first_pass",
         lambda self, F, y: first_passes.append(F.shape[0]) or first_pass(self, F, y),
     )
     monkeypatch.setattr(
-        placement_module,
+        representation_module,
         "second_pass",
         lambda F, *a, **k: second_passes.append(F.shape[0]) or second_pass(F, *a, **k),
     )
@@ -295,7 +297,7 @@ def test_the_temperature_comes_from_the_representation_selection_folds(monkeypat
     assert first_passes[0] == first_passes[1] < 0.8 * n_labeled  # a fold and folders out
     assert sampled.novelty_coef_.shape == (3,)
     n_folders = len(sampled.folders_)
-    monkeypatch.setattr(placement_module, "MAX_KEPT_DECISIONS", 2 * n_folders * 20)
+    monkeypatch.setattr(representation_module, "MAX_KEPT_DECISIONS", 2 * n_folders * 20)
     calls.clear()
     few = FolderPlacement(max_svm_pairs=n_labeled).fit(X, labels)
     assert len(calls) == 1
@@ -318,7 +320,7 @@ def test_the_selection_stops_after_two_folds_when_one_representation_is_clearly_
     early = FolderPlacement().fit(X, labels)
     assert len(calls) == 2 * 2 + 5 + 1  # two folds of each representation, novelty, final
     calls.clear()
-    monkeypatch.setattr(placement_module, "FIRST_SELECTION_FOLDS", 3)
+    monkeypatch.setattr(representation_module, "FIRST_SELECTION_FOLDS", 3)
     every = FolderPlacement().fit(X, labels)
     assert len(calls) == 3 * 2 + 5 + 1
     assert early.representation_ == every.representation_ == "latent"
@@ -327,7 +329,7 @@ def test_the_selection_stops_after_two_folds_when_one_representation_is_clearly_
     assert early.temperature_ == pytest.approx(every.temperature_, rel=0.2)
     np.testing.assert_array_equal(early.coef_, every.coef_)
 
-    monkeypatch.setattr(placement_module, "FIRST_SELECTION_FOLDS", 2)
+    monkeypatch.setattr(representation_module, "FIRST_SELECTION_FOLDS", 2)
     Xt, _, topics = topic_corpus(seed=12)  # both representations place every document right
     calls.clear()
     FolderPlacement().fit(Xt, _labels(topics))
@@ -338,11 +340,11 @@ def test_clear_winner_is_a_two_sided_sign_test():
     right_a = np.array([True] * 30 + [False] * 10 + [True] * 60)
     right_b = np.array([False] * 30 + [True] * 10 + [True] * 60)
     # 30 wins against 10 losses: 20 > 2 sqrt(40) = 12.6, either way round.
-    assert placement_module._clear_winner(right_a, right_b)
-    assert placement_module._clear_winner(right_b, right_a)
+    assert representation_module.clear_winner(right_a, right_b)
+    assert representation_module.clear_winner(right_b, right_a)
     # 20 against 10: 10 < 2 sqrt(30) = 11.0; no document placed differently: no evidence.
-    assert not placement_module._clear_winner(right_a[10:], right_b[10:])
-    assert not placement_module._clear_winner(right_a[40:], right_b[40:])
+    assert not representation_module.clear_winner(right_a[10:], right_b[10:])
+    assert not representation_module.clear_winner(right_a[40:], right_b[40:])
 
 
 def test_calibration_map_corrects_an_overconfident_softmax():
@@ -500,8 +502,10 @@ def test_top_two_decisions_in_blocks_are_those_of_one_product(
     coef, intercept = rng.normal(size=(6, 30)), rng.normal(size=6)
     rows, seen = np.array([3, 0, 49, 17, 8, 22, 5, 41, 30]), np.array([0, 2, 3, 5])
     D = np.sort(np.asarray(F[rows] @ coef[seen].T) + intercept[seen], axis=1)
-    monkeypatch.setattr(placement_module, "_TOP_BLOCK", 4)  # three blocks of rows
+    monkeypatch.setattr(calibration_module, "TOP_BLOCK", 4)  # three blocks of rows
 
-    top = placement_module._top_two(F, rows, np.ascontiguousarray(coef[seen].T), intercept[seen])
+    top = calibration_module.top_two_decisions(
+        F, rows, np.ascontiguousarray(coef[seen].T), intercept[seen]
+    )
 
     np.testing.assert_array_equal(top, np.column_stack([D[:, -1], D[:, -1] - D[:, -2]]))

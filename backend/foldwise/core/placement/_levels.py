@@ -121,3 +121,18 @@ class FolderTree:
             self.class_of[index[f]] = j
             for d in range(len(f) + 1):
                 self.subtree[index[f[:d]], j] = 1.0
+
+
+def common_depths(folders: Sequence[FolderPath]) -> NDArray[np.intp]:
+    """Depth of the deepest common ancestor of each pair of folders, shape
+    (n_folders, n_folders): 0 where they share only the root."""
+    k = len(folders)
+    out = np.zeros((k, k), dtype=np.intp)
+    for a in range(k):
+        for b in range(k):
+            fa, fb = folders[a], folders[b]
+            d = 0
+            while d < min(len(fa), len(fb)) and fa[d] == fb[d]:
+                d += 1
+            out[a, b] = d
+    return out

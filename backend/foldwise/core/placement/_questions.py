@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from foldwise.core._hierarchy import FolderPath
-from foldwise.core.placement._placement import _common_depths
+from foldwise.core.placement._levels import common_depths
 
 #: Candidates for c: the most probable folders after a's best one.
 _CANDIDATES = 12
@@ -83,7 +83,7 @@ def closer_questions(
     if k != len(folders):
         raise ValueError(f"proba has {k} columns for {len(folders)} folders")
     known = np.ones(n_docs) if known is None else np.asarray(known, dtype=np.float64)
-    depth = _common_depths(folders)
+    depth = common_depths(folders)
     lengths = np.array([len(f) for f in folders])
     out: list[CloserQuestion | None] = []
     for i in range(n_docs):

@@ -1,0 +1,250 @@
+"""Which representation places the collection's documents better: "latent" or "plain"
+(``FolderPlacement(representation="auto")``, docs/placement.md, "Placement model").
+
+Cross-validation on the labeled documents decides, the previous choice standing unless the
+other is clearly better. The chosen representation's held-out decisions, and where the SVMs
+are sampled the novelty model's examples, come out of the same folds, for the temperature
+and the novelty model (:meth:`FolderPlacement._fit_final_and_cross_validated`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from foldwise.core.placement._calibration import top_two_decisions
+from foldwise.core.placement._sampled_svm import second_pass
+
+if TYPE_CHECKING:
+    from foldwise.core.placement._placement import FolderPlacement
+
+#: Folds the representation selection scores before asking whether one representation is
+#: clearly ahead (:func:`clear_winner`); the others run only where it is not.
+FIRST_SELECTION_FOLDS = 2
+#: Standard deviations of the sign test by which one representation must lead for the
+#: selection to stop early: a two-sided test at about 5%.
+CLEAR_LEAD_SD = 2.0
+#: Held-out decision values (documents x folders, both representations) the representation
+#: selection keeps for the temperature (:func:`choose_representation`):
+#: 160 MB as float64. 20,000 labeled documents in 150 folders keep all of theirs (one fold of
+#: 6,600 documents where the SVMs are sampled); 100,000 in 1,000 folders keep 10,000 of the
+#: 33,000 held out, as many as ``max_held_out`` deems plenty for a temperature.
+MAX_KEPT_DECISIONS = 20_000_000
+#: Cross-validation folds of the labeled documents (n_labeled,), the folds scored, and each
+#: scored fold's held-out decision values (n_in_fold, n_folders), None where not scorable.
+HeldOut = tuple[NDArray[np.intp], list[int], list[NDArray[np.float64] | None]]
+#: The novelty model's examples: top decision value and margin of each scored document
+#: (n_scored, 2), and whether its folder was seen in training (n_scored,).
+NoveltyExamples = tuple[NDArray[np.float64], NDArray[np.bool_]]
+
+
+def choose_representation(
+    model: FolderPlacement,
+    X: sp.csr_matrix,
+    w: NDArray[np.float64],
+    labeled: NDArray[np.bool_],
+    y: NDArray[np.intp],
+) -> tuple[str, HeldOut | None, NoveltyExamples | None]:
+    """``representation``, or for "auto" the one with more held-out documents right,
+    the held-out decisions of the chosen one (None where none are kept), and where the
+    SVMs are sampled the novelty model's examples (None elsewhere).
+
+    "latent" (eta^2 term weights and LSA of all documents) helps where folders share
+    vocabulary and few documents are filed; "plain" (the weighted tf-idf alone) where
+    many are: on python-docs with 60% filed latent placed .676 against plain's .627,
+    on a corpus of 80 slices per page .793 against .807 (docs/placement.md). The
+    collection decides: ``selection_folds``-fold cross-validation on the labeled
+    documents, eta^2 and LSA refitted without the held-out fold's labels. The first
+    ``FIRST_SELECTION_FOLDS`` folds are scored first, and the others only where one
+    representation is not yet clearly ahead (:func:`clear_winner`): each fold is an SVD
+    and two fits of every folder's SVM, at 2,000 labeled documents a quarter of a first
+    fit's CPU, and where the two are close (as on the 3,024-page PHP manual, tied after
+    two folds) the last fold decides as before (docs/recluster.md, "A selection that
+    stops when the choice is clear").
+
+    The chosen representation's held-out decisions are what the temperature needs
+    too, so they are returned for it (:meth:`FolderPlacement._fit_final_and_cross_validated`):
+    all of them, or a random sample where both representations' would take more than
+    :data:`MAX_KEPT_DECISIONS` values (at 100,000 documents in 1,000 folders one
+    fold's are 270 MB each).
+
+    Where the SVMs are sampled (one fold) the fold also hides the novelty model's
+    first group of folders (:meth:`FolderPlacement._novelty_groups`) from training, so
+    that the chosen representation's fit gives the novelty model's examples as well: the
+    documents of the hidden folders (new) and the held-out ones of the others (known).
+    That saves the novelty fold, 1,600 of a first fit's 7,600 binary SVMs at 1,000
+    folders, and the selection's fits train on fewer folders (docs/recluster.md, "One
+    fold for the selection and the novelty model"). There the representations are
+    compared on the first pass of their sampled SVMs, and only the chosen one's second
+    pass is fitted, for its held-out decisions and the novelty examples: a third of a
+    first fit's CPU less at 1,000 folders, the same choice on every hierarchy tried
+    (docs/recluster.md, "The selection on the first pass").
+    """
+    if model.representation != "auto":
+        return model.representation, None, None
+    counts = np.bincount(y, minlength=len(model.folders_))
+    if len(model.folders_) < 2 or np.sort(counts)[-2] < model.selection_folds:
+        return "latent", None, None  # too few labeled documents to compare on
+    hidden = np.zeros(y.size, dtype=bool)
+    if model._sampled(y.size) and np.unique(y).size >= 3:
+        hidden = model._novelty_groups(y)[0] == 0
+    rng = np.random.default_rng(model.random_state + 2)
+    fold = np.empty(y.size, dtype=np.intp)
+    for j in np.unique(y):
+        members = np.flatnonzero(y == j)
+        fold[members] = rng.permutation(members.size) % model.selection_folds
+    rows = np.flatnonzero(labeled)
+    used = list(range(model._folds_used(model.selection_folds, y.size)))
+    held_out = np.isin(fold, used) & ~hidden
+    kept = _kept_for_temperature(held_out, len(model.folders_), rng)
+
+    # Where the SVMs are sampled (one fold) the representations are compared on their
+    # first pass, and only the chosen one's second pass is fitted (docs/recluster.md,
+    # "The selection on the first pass"); elsewhere each fold is finished at once.
+    deferred = model._sampled(y.size)
+
+    def fold_fit(representation: str, f: int) -> tuple[NDArray[np.bool_], Any] | None:
+        """Held-out documents of fold ``f`` placed right, and the function that gives
+        the decision values of those of them ``kept`` (n_kept_in_fold, n_folders) and
+        the novelty model's examples where folders are hidden (its result where not
+        ``deferred``); None where the fold is not scorable."""
+        train, test = (fold != f) & ~hidden, (fold == f) & ~hidden
+        if np.unique(y[train]).size < 2 or not test.any():
+            return None
+        mask = np.zeros_like(labeled)
+        mask[rows[train]] = True
+        Xw, _ = model._weigh(X, w, mask, y[train], representation)
+        F = model._features(Xw, model._fit_components(Xw, representation))
+        F_train = F[rows[train]]
+        first = model._first_pass(F_train, y[train])
+        if first is None:
+            coef, intercept = model._fit_svm(F_train, y[train])
+            D = np.asarray(F[rows[test]] @ coef.T + intercept)
+            hits = np.asarray(D.argmax(axis=1) == y[test])
+
+            def finish() -> tuple[NDArray[np.float64], NoveltyExamples | None]:
+                novelty = examples(F, coef, intercept, train, test)
+                return D if kept[test].all() else D[kept[test]], novelty
+
+        else:
+            D = np.asarray(F[rows[test]] @ first.coef.T + first.intercept)
+            hits = first.classes[D.argmax(axis=1)] == y[test]
+            del D
+
+            def finish() -> tuple[NDArray[np.float64], NoveltyExamples | None]:
+                c, b, present = second_pass(
+                    F_train, y[train], first, C=model.C,
+                    random_state=model.random_state, n_jobs=model.n_jobs,
+                )  # fmt: skip
+                coef, intercept = model._all_folders(c, b, present)
+                D = np.asarray(F[rows[test & kept]] @ coef.T + intercept)
+                return D, examples(F, coef, intercept, train, test)
+
+        return hits, finish if deferred else finish()
+
+    def examples(
+        F: sp.csr_matrix,
+        coef: NDArray[np.float64],
+        intercept: NDArray[np.float64],
+        train: NDArray[np.bool_],
+        test: NDArray[np.bool_],
+    ) -> NoveltyExamples | None:
+        """The novelty model's examples where folders are hidden: top decision values
+        of the hidden folders' documents (new) and the held-out ones (known)."""
+        if not hidden.any():
+            return None
+        seen = np.unique(y[train])
+        scored = np.flatnonzero(hidden | test)
+        W = np.ascontiguousarray(coef.T[:, seen])
+        return top_two_decisions(F, rows[scored], W, intercept[seen]), ~hidden[scored]
+
+    right = {r: np.zeros(y.size, dtype=bool) for r in ("latent", "plain")}
+    decisions: dict[str, list[NDArray[np.float64] | None]] = {"latent": [], "plain": []}
+    found: dict[str, NoveltyExamples | None] = {"latent": None, "plain": None}
+    unfinished: dict[str, Callable[[], Any]] = {}
+
+    def score(folds: list[int]) -> None:
+        tasks = [(r, f) for r in ("latent", "plain") for f in folds]
+        for (representation, f), result in zip(
+            tasks, model._parallel(fold_fit, tasks), strict=True
+        ):
+            if result is None:
+                decisions[representation].append(None)
+                continue
+            hits, finished = result
+            right[representation][(fold == f) & ~hidden] = hits
+            if deferred:
+                unfinished[representation] = finished
+            else:
+                decisions[representation].append(finished[0])
+                found[representation] = found[representation] or finished[1]
+
+    # The first folds, then the others only where those leave the choice open.
+    score(used[:FIRST_SELECTION_FOLDS])
+    if clear_winner(right["latent"], right["plain"]):
+        used = used[:FIRST_SELECTION_FOLDS]
+    else:
+        score(used[FIRST_SELECTION_FOLDS:])
+    chosen = more_right(right, model.previous_representation)
+    finish = unfinished.pop(chosen, None)
+    unfinished.clear()  # the other's features and first pass: not held beside the second
+    if finish is not None:
+        D, found[chosen] = finish()
+        decisions[chosen].append(D)
+    # Held-out documents whose decisions were not kept are in no fold for the
+    # temperature: neither scored nor counted as training (``temperature_from``), nor
+    # are the hidden folders' documents. The documents of a fold not run are training
+    # documents of every fold run.
+    held_out = np.isin(fold, used) & ~hidden
+    out_of_folds = (held_out & ~kept) | hidden
+    return chosen, (np.where(out_of_folds, -1, fold), used, decisions[chosen]), found[chosen]
+
+
+def _kept_for_temperature(
+    held_out: NDArray[np.bool_], n_folders: int, rng: np.random.Generator
+) -> NDArray[np.bool_]:
+    """The held-out documents (mask of shape (n_labeled,)) whose decision values the
+    selection keeps for the temperature: all of them, or a random sample where both
+    representations' would pass :data:`MAX_KEPT_DECISIONS` values."""
+    budget = MAX_KEPT_DECISIONS // (2 * n_folders)
+    candidates = np.flatnonzero(held_out)
+    if candidates.size <= budget:
+        return held_out
+    kept = np.zeros_like(held_out)
+    kept[rng.choice(candidates, size=budget, replace=False)] = True
+    return kept
+
+
+def more_right(right: dict[str, NDArray[np.bool_]], previous: str | None) -> str:
+    """The representation whose held-out documents are right more often, or the
+    previous one unless the other is clearly better."""
+    if previous is None:
+        return "latent" if right["latent"].sum() >= right["plain"].sum() else "plain"
+    # A near tie flips on a few new labels, and a flip moves many placements: ten moved
+    # documents turned latent into plain and raised the other documents' misplacement
+    # by 18% (service benchmark, python-docs setting 3 seed 0, docs/placement.md). The
+    # previous choice stays unless the other wins a sign test on the documents the two
+    # place differently: wins minus losses above one standard deviation.
+    other = "plain" if previous == "latent" else "latent"
+    wins, losses = wins_and_losses(right[other], right[previous])
+    return other if wins - losses > np.sqrt(wins + losses) else previous
+
+
+def clear_winner(a: NDArray[np.bool_], b: NDArray[np.bool_]) -> bool:
+    """Whether one of two classifiers places clearly more of the same documents right.
+
+    ``a``, ``b``: shape (n_docs,), each document placed right by each. A sign test on
+    the documents exactly one of them places right: wins minus losses beyond
+    ``CLEAR_LEAD_SD`` standard deviations of a fair coin's (``sqrt(wins + losses)``).
+    """
+    wins, losses = wins_and_losses(a, b)
+    return abs(wins - losses) > CLEAR_LEAD_SD * np.sqrt(wins + losses)
+
+
+def wins_and_losses(a: NDArray[np.bool_], b: NDArray[np.bool_]) -> tuple[int, int]:
+    """Documents ``a`` places right and ``b`` wrong, and the other way round."""
+    return int((a & ~b).sum()), int((b & ~a).sum())
