@@ -6,10 +6,12 @@ down while the posterior mass of the next subtree exceeds a threshold ``rho``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from foldwise.core._hierarchy import FolderPath
@@ -67,9 +69,10 @@ def assign_folder_levels(
     known : ndarray of shape (n_docs,), optional
         Probability of belonging to an existing folder; ones if omitted.
     """
-    folders = [tuple(f) for f in folders]
-    tree = FolderTree(folders)
-    mass = proba @ tree.subtree.T  # (n_docs, n_nodes): posterior of each node's subtree
+    folders = tuple(tuple(f) for f in folders)
+    tree = folder_tree(folders)
+    # (n_docs, n_nodes): the posterior of each node's subtree
+    mass = np.asarray(tree.subtree @ np.asarray(proba).T).T
     n_docs = proba.shape[0]
     known = np.ones(n_docs) if known is None else np.asarray(known, dtype=np.float64)
     out_folder: list[FolderPath] = []
@@ -103,7 +106,19 @@ def assign_folder_levels(
 
 
 class FolderTree:
-    """Every prefix of the given folders as a node; node 0 is the root ``()``."""
+    """Every prefix of the given folders as a node; node 0 is the root ``()``.
+
+    Attributes
+    ----------
+    paths : list of FolderPath, length n_nodes
+    children : list of list of int, length n_nodes
+        Child nodes of each node.
+    class_of : ndarray of shape (n_nodes,), int
+        The folder (column of the posteriors) each node is, -1 for a prefix only.
+    subtree : sparse matrix of shape (n_nodes, n_folders)
+        1 where the folder lies in the node's subtree (the node itself included). Sparse:
+        dense it was 9 MB at 1,000 folders, built anew for every suggestion.
+    """
 
     def __init__(self, folders: Sequence[FolderPath]) -> None:
         index: dict[FolderPath, int] = {(): 0}
@@ -116,11 +131,23 @@ class FolderTree:
             if p:
                 self.children[index[p[:-1]]].append(v)
         self.class_of = np.full(len(self.paths), -1, dtype=np.intp)
-        self.subtree = np.zeros((len(self.paths), len(folders)))
+        nodes: list[int] = []
+        columns: list[int] = []
         for j, f in enumerate(folders):
             self.class_of[index[f]] = j
-            for d in range(len(f) + 1):
-                self.subtree[index[f[:d]], j] = 1.0
+            nodes.extend(index[f[:d]] for d in range(len(f) + 1))
+            columns.extend([j] * (len(f) + 1))
+        self.subtree = sp.csr_matrix(
+            (np.ones(len(nodes)), (nodes, columns)), shape=(len(self.paths), len(folders))
+        )
+
+
+@functools.lru_cache(maxsize=8)
+def folder_tree(folders: tuple[FolderPath, ...]) -> FolderTree:
+    """The :class:`FolderTree` of ``folders``, built once per folder list: every suggestion
+    and every proposal candidate asks for the model's (at 1,000 folders building it was
+    2 ms, half of a suggestion's time). Read-only by convention."""
+    return FolderTree(folders)
 
 
 def common_depths(folders: Sequence[FolderPath]) -> NDArray[np.intp]:

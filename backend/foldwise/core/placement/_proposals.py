@@ -39,7 +39,12 @@ from scipy.cluster.hierarchy import leaves_list, linkage
 from scipy.spatial.distance import squareform
 
 from foldwise.core._hierarchy import FolderPath
-from foldwise.core.placement._levels import FolderTree, Placement, assign_folder_levels
+from foldwise.core.placement._levels import (
+    FolderTree,
+    Placement,
+    assign_folder_levels,
+    folder_tree,
+)
 from foldwise.core.placement._novelty import ALPHA
 
 # Smallest group that may be a piece of a proposal: the cohesion of a pair is one cosine,
@@ -219,7 +224,6 @@ def find_proposals(
     label_counts = np.asarray(Y.sum(axis=1)).ravel()
     keep = label_counts > 0
     new = ~labeled
-    folder_tree = FolderTree(folders)
     ctx = _Context(
         Xw=Xw,
         labeled=labeled,
@@ -233,7 +237,7 @@ def find_proposals(
         # What the model says of a new document on average: a group shows evidence for a
         # subtree only where it puts more mass there than this.
         baseline=proba[new].mean(axis=0) if new.any() else np.zeros(len(folders)),
-        tree=folder_tree,
+        tree=folder_tree(tuple(tuple(f) for f in folders)),
         children={n + k: (int(Z[k, 0]), int(Z[k, 1])) for k in range(n - 1)},
         n=n,
         novel=np.ones(n, dtype=bool) if novel is None else np.asarray(novel, dtype=bool),
