@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from foldwise.core.placement._levels import FolderTree, assign_folder_levels, folder_tree
+from foldwise.core.placement._levels import (
+    FolderTree,
+    assign_folder_levels,
+    common_depths,
+    folder_tree,
+)
 
 FOLDERS = [("a",), ("a", "x"), ("a", "x", "p"), ("a", "y"), ("b", "z"), ("c",)]
 
@@ -39,3 +44,15 @@ def test_levels_descend_while_the_subtree_mass_passes_rho() -> None:
     assert placed.folder == [("a", "x", "p"), ("a",), ()]
     np.testing.assert_allclose(placed.confidence, [0.7, 0.8, 1.0])
     assert placed.best_folder == [("a", "x", "p"), ("a",), ("c",)]
+
+
+def test_common_depths_are_the_shared_prefix_lengths() -> None:
+    rng = np.random.default_rng(0)
+    folders = [tuple(rng.choice(list("ab"), size=rng.integers(1, 4))) for _ in range(30)]
+    folders += [("a", "b", "a", "b")]  # deeper than the others
+    expected = np.array(
+        [[next((d for d in range(min(len(f), len(g))) if f[d] != g[d]), min(len(f), len(g)))
+          for g in folders] for f in folders]
+    )  # fmt: skip
+    np.testing.assert_array_equal(common_depths(folders), expected)
+    assert common_depths([]).shape == (0, 0)

@@ -152,14 +152,19 @@ def folder_tree(folders: tuple[FolderPath, ...]) -> FolderTree:
 
 def common_depths(folders: Sequence[FolderPath]) -> NDArray[np.intp]:
     """Depth of the deepest common ancestor of each pair of folders, shape
-    (n_folders, n_folders): 0 where they share only the root."""
+    (n_folders, n_folders): 0 where they share only the root.
+
+    Two folders that share their prefix of depth d share every shorter one, so the common
+    depth counts the depths at which their prefixes are equal: one comparison of prefix ids
+    per depth (pair by pair in Python it took 0.25 s at 1,000 folders, on every prediction
+    with explicit triples).
+    """
     k = len(folders)
     out = np.zeros((k, k), dtype=np.intp)
-    for a in range(k):
-        for b in range(k):
-            fa, fb = folders[a], folders[b]
-            d = 0
-            while d < min(len(fa), len(fb)) and fa[d] == fb[d]:
-                d += 1
-            out[a, b] = d
+    ids: dict[FolderPath, int] = {}
+    for d in range(1, max((len(f) for f in folders), default=0) + 1):
+        prefix = np.array(
+            [ids.setdefault(tuple(f[:d]), len(ids)) if len(f) >= d else -1 for f in folders]
+        )
+        out += (prefix[:, None] == prefix[None, :]) & (prefix >= 0)[:, None]
     return out
