@@ -57,7 +57,6 @@ def _triple_weights(h: Hierarchy, weighting: str) -> tuple[NDArray[np.float64], 
     return weight, float(has.sum())
 
 
-# nogil: biHAC computes a run's error on a second thread while the next run starts.
 @numba.njit(cache=True, nogil=True)
 def _subtree_item_ranges(
     parent: NDArray[np.intp], order: NDArray[np.intp], item_node: NDArray[np.intp]
@@ -93,6 +92,8 @@ def _subtree_item_ranges(
     return items, start, stop
 
 
+# nogil (both kernels): biHAC computes a run's error on a second thread while the next
+# run starts.
 @numba.njit(cache=True, nogil=True)
 def _shared_triple_weight(
     parent_s: NDArray[np.intp],
