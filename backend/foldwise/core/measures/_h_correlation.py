@@ -12,7 +12,7 @@ two runs of the deeper tree's preorder, so the keys are read level by level, dee
 while a Fenwick tree over the shallower tree's few depths counts the a keys of the deeper
 levels: O(n_nodes + n) per x (a level's distinct keys cost log depth each), never the
 O(n^3) list of triples. On 8,000 labeled documents under a 10,000-document dendrogram this
-is 0.15 s against 1.6 s for a sort and a Fenwick tree per x over all items.
+is 0.19 s against 1.6 s (the whole call) for a sort and a Fenwick tree per x over all items.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from foldwise.core._hierarchy import Hierarchy
-from foldwise.core.measures._common_ancestors import topdown_order
+from foldwise.core.measures._common_ancestors import fill_chain_ancestors, topdown_order
 
 WEIGHTINGS = ("node", "equal")
 
@@ -121,7 +121,7 @@ def _shared_triple_weight(
     node_t_in_order = node_t[items]
     path_s = np.empty(depth_s.max() + 1, dtype=np.intp)
     path_t = np.empty(depth_t.max() + 1, dtype=np.intp)
-    level_t = np.empty(parent_t.shape[0], dtype=np.intp)  # a of every T node, for one x
+    ca_t = np.empty(parent_t.shape[0], dtype=np.intp)  # ca_T(x, node) of every T node
     on_path = np.full(parent_t.shape[0], -1, dtype=np.intp)
     n_levels_t = depth_t.max() + 1
     fenwick = np.zeros(n_levels_t + 1, dtype=np.int64)  # deeper levels' keys, 1-based
@@ -138,15 +138,9 @@ def _shared_triple_weight(
             v = parent_s[v]
         v = node_t[x]
         while v >= 0:
-            on_path[v] = x
             path_t[depth_t[v]] = v
             v = parent_t[v]
-        for k in range(order_t.shape[0]):
-            v = order_t[k]
-            if on_path[v] == x:
-                level_t[v] = depth_t[v]
-            else:  # parents come first in ``order_t``
-                level_t[v] = level_t[parent_t[v]]
+        fill_chain_ancestors(parent_t, order_t, node_t[x], x, on_path, ca_t)
         top = depth_t[node_t[x]]
         pairs_t[: top + 1] = 0
         fenwick[:] = 0
@@ -155,7 +149,7 @@ def _shared_triple_weight(
             n_keys = 0
             for lo, hi in _runs_of_level(start, stop, path_s, b, deepest):
                 for p in range(lo, hi):
-                    a = level_t[node_t_in_order[p]]
+                    a = depth_t[ca_t[node_t_in_order[p]]]
                     if count[a] == 0:
                         keys[n_keys] = a
                         n_keys += 1
@@ -244,11 +238,12 @@ def h_correlation(
         return float("nan")
     # The deeper tree (a dendrogram beside a folder tree) is read in preorder, the
     # shallower one gives the keys.
+    depth_l, depth_r = learned.depth(), reference.depth()
     learned_tree, reference_tree = (
-        (h.parent.astype(np.intp), topdown_order(h), h.item_node.astype(np.intp), h.depth(), w)
-        for h, w in ((learned, weight_l), (reference, weight_r))
+        (h.parent.astype(np.intp), topdown_order(h), h.item_node.astype(np.intp), depth, w)
+        for h, depth, w in ((learned, depth_l, weight_l), (reference, depth_r, weight_r))
     )
-    if learned_tree[3].max() >= reference_tree[3].max():
+    if depth_l.max() >= depth_r.max():
         shared_l, shared_r = _shared_triple_weight(*learned_tree, *reference_tree)
     else:
         shared_r, shared_l = _shared_triple_weight(*reference_tree, *learned_tree)
