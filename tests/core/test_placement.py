@@ -492,20 +492,18 @@ def test_the_lsa_in_single_precision_spans_what_double_precision_does(
     np.testing.assert_allclose(np.sum(single * double, axis=1), 1.0, atol=1e-4)
 
 
-def test_top_two_decisions_in_blocks_are_those_of_one_product(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.mark.parametrize("n_jobs", [None, 2, 4])
+def test_top_two_decisions_are_those_of_one_product(n_jobs: int | None) -> None:
     """The novelty folds' features (top decision among the seen folders, its margin over the
-    second), scored in blocks of rows, against the whole product of the seen folders."""
+    second), scored row by row on threads, against the whole product of the seen folders."""
     rng = np.random.default_rng(0)
     F = sp.random(50, 30, density=0.2, format="csr", random_state=1)
     coef, intercept = rng.normal(size=(6, 30)), rng.normal(size=6)
     rows, seen = np.array([3, 0, 49, 17, 8, 22, 5, 41, 30]), np.array([0, 2, 3, 5])
     D = np.sort(np.asarray(F[rows] @ coef[seen].T) + intercept[seen], axis=1)
-    monkeypatch.setattr(calibration_module, "TOP_BLOCK", 4)  # three blocks of rows
 
     top = calibration_module.top_two_decisions(
-        F, rows, np.ascontiguousarray(coef[seen].T), intercept[seen]
+        F, rows, np.ascontiguousarray(coef[seen].T), intercept[seen], n_jobs=n_jobs
     )
 
     np.testing.assert_array_equal(top, np.column_stack([D[:, -1], D[:, -1] - D[:, -2]]))

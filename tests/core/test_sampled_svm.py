@@ -14,7 +14,7 @@ from synthetic_topics import family_corpus as _families
 
 from foldwise.core import FolderPlacement
 from foldwise.core.placement import _sampled_svm
-from foldwise.core.placement._decision_kernel import decision_rows
+from foldwise.core.placement._decision_kernel import best_two, decision_rows
 from foldwise.core.placement._sampled_svm import (
     SAMPLED_TOL,
     _cosines,
@@ -83,15 +83,21 @@ def test_a_binary_svm_checks_what_liblinear_would_not(
         binary_svm(F, positive, weight, C=1.0, random_state=0)
 
 
+@pytest.mark.parametrize("n_jobs", [None, 2, 3])
 @pytest.mark.parametrize("n_hard", [7, 500])  # fewer than the negatives, more
-def test_hardest_negatives_are_the_other_classes_top_decision_values(n_hard: int) -> None:
+def test_hardest_negatives_are_the_other_classes_top_decision_values(
+    n_hard: int, n_jobs: int | None
+) -> None:
     rng = np.random.default_rng(3)
     F = sp.random(300, 30, density=0.3, format="csr", random_state=3)
     yi = rng.integers(0, 140, 300)
     members = [np.flatnonzero(yi == j) for j in range(140)]
     coef, intercept = rng.normal(size=(140, 30)), rng.normal(size=140)
     targets = np.arange(1, 140)  # three blocks of classes; class targets[i] is not i
-    hard = _hardest_negatives(F, members, coef[targets], intercept[targets], n_hard, targets)
+    hard = _hardest_negatives(
+        F, members, coef[targets], intercept[targets], n_hard, targets, n_jobs=n_jobs
+    )
+    assert len(hard) == targets.size
 
     D = np.asarray(F @ coef.T) + intercept
     for j, rows in zip(targets, hard, strict=True):
@@ -304,13 +310,19 @@ def test_the_sampled_svms_stop_at_their_own_tolerance() -> None:
     assert np.mean(D_default.argmax(1) == D_strict.argmax(1)) > 0.98
 
 
+def _with_index_dtype(F: sp.csr_matrix, index_dtype: type) -> sp.csr_matrix:
+    """``F`` with its index arrays of ``index_dtype``, set after construction: scipy's
+    constructor narrows int64 indices that fit in int32."""
+    F = F.copy()
+    F.indices, F.indptr = F.indices.astype(index_dtype), F.indptr.astype(index_dtype)
+    assert F.indices.dtype == index_dtype
+    return F
+
+
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_decision_rows_are_the_products_bits_one_class_a_row(index_dtype: type) -> None:
     rng = np.random.default_rng(5)
-    F = sp.random(70, 40, density=0.2, format="csr", random_state=5)
-    F = sp.csr_matrix(
-        (F.data, F.indices.astype(index_dtype), F.indptr.astype(index_dtype)), F.shape
-    )
+    F = _with_index_dtype(sp.random(70, 40, density=0.2, format="csr", random_state=5), index_dtype)
     coef, intercept = rng.normal(size=(9, 40)), rng.normal(size=9)
     out = np.empty((9, 70))
     decision_rows(F.indptr, F.indices, F.data, np.ascontiguousarray(coef.T), intercept, out)
@@ -318,3 +330,31 @@ def test_decision_rows_are_the_products_bits_one_class_a_row(index_dtype: type) 
     expected = np.asarray(F @ coef.T)
     expected += intercept
     np.testing.assert_array_equal(out, expected.T)
+
+
+@pytest.mark.parametrize("n_jobs", [None, 3])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_best_two_are_the_products_argmax_and_top_two_bits(
+    index_dtype: type, n_jobs: int | None
+) -> None:
+    """Each row's best class (ties to the first, as argmax), its value and its margin over
+    the second, against the product; rows in any order, repeated, or none."""
+    rng = np.random.default_rng(8)
+    F = _with_index_dtype(sp.random(60, 40, density=0.2, format="csr", random_state=6), index_dtype)
+    coef, intercept = rng.normal(size=(7, 40)), rng.normal(size=7)
+    coef[4] = coef[2]  # two classes with the same values: a tie wherever class 2 leads
+    intercept[4] = intercept[2]
+    rows = np.array([59, 0, 7, 7, 31, 12, 45, 3])
+
+    best, top = best_two(F, rows, np.ascontiguousarray(coef.T), intercept, n_jobs=n_jobs)
+
+    D = np.asarray(F[rows] @ coef.T)
+    D += intercept
+    ordered = np.sort(D, axis=1)
+    np.testing.assert_array_equal(best, D.argmax(axis=1))
+    np.testing.assert_array_equal(top[:, 0], ordered[:, -1])
+    np.testing.assert_array_equal(top[:, 1], ordered[:, -1] - ordered[:, -2])
+    # The tie: class 2 before class 4, margin 0.
+    assert (best == 2).any() and not (best == 4).any() and (top[best == 2, 1] == 0).all()
+    empty_best, empty_top = best_two(F, rows[:0], np.ascontiguousarray(coef.T), intercept)
+    assert empty_best.shape == (0,) and empty_top.shape == (0, 2)

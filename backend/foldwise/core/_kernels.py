@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from foldwise.core._hierarchy import Hierarchy
 from foldwise.core.hac import IHAC, BiHAC
 from foldwise.core.measures import common_ancestor_matrix, h_correlation
-from foldwise.core.placement._decision_kernel import decision_rows
+from foldwise.core.placement._decision_kernel import best_two, decision_rows
 
 
 def compile_kernels() -> None:
@@ -33,9 +33,13 @@ def compile_kernels() -> None:
     truth = Hierarchy.from_paths([f or ("e",) for f in folders])
     common_ancestor_matrix(truth)
     h_correlation(truth, truth)
-    # The sampled SVMs' mining of hard negatives, with both index widths scipy uses.
+    # The sampled SVMs' mining of hard negatives and the held-out documents' best two
+    # decisions, with both index widths scipy uses.
     for index in (np.int32, np.int64):
+        # Set after construction: scipy's constructor narrows int64 indices that fit.
+        Xi = X.copy()
+        Xi.indices, Xi.indptr = X.indices.astype(index), X.indptr.astype(index)
         decision_rows(
-            X.indptr.astype(index), X.indices.astype(index), X.data,
-            np.ones((8, 2)), np.zeros(2), np.empty((2, 12)),
-        )  # fmt: skip
+            Xi.indptr, Xi.indices, Xi.data, np.ones((8, 2)), np.zeros(2), np.empty((2, 12))
+        )
+        best_two(Xi, np.arange(12), np.ones((8, 2)), np.zeros(2))

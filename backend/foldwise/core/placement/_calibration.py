@@ -17,8 +17,7 @@ from scipy.optimize import minimize_scalar
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
-#: Rows scored at a time by :func:`top_two_decisions`: 4,096 x 1,000 folders is 33 MB.
-TOP_BLOCK = 4096
+from foldwise.core.placement._decision_kernel import best_two
 
 
 @dataclass(frozen=True)
@@ -149,23 +148,16 @@ def top_two_decisions(
     rows: NDArray[np.intp],
     W: NDArray[np.float64],
     intercept: NDArray[np.float64],
+    *,
+    n_jobs: int | None = None,
 ) -> NDArray[np.float64]:
     """Per row of ``F[rows]``, the highest decision value and its margin over the second:
     shape (n_rows, 2). ``W`` (n_features, n_folders) holds the SVMs' coefficients as
     columns, C-contiguous; ``intercept`` has shape (n_folders,).
 
-    In blocks of rows: a novelty fold at 100,000 documents in 1,000 folders scores 36,000
-    documents, whose decision values were 230 MB at once, beside a copy of the seen
-    folders' coefficients and its transpose (another 260 MB), while the final fit runs on
-    the other thread (docs/recluster.md, "The novelty fold beside the final fit"). Each
+    Row by row (:func:`_decision_kernel.best_two`, on ``n_jobs`` threads): a novelty fold
+    at 100,000 documents in 1,000 folders scores 36,000 documents, whose decision values
+    were 230 MB at once (docs/recluster.md, "The novelty fold beside the final fit"). Each
     value is the same sum in the same order as in one product, so the figures are the same.
     """
-    top = np.empty((rows.size, 2))
-    for start in range(0, rows.size, TOP_BLOCK):
-        block = rows[start : start + TOP_BLOCK]
-        D = np.asarray(F[block] @ W)
-        D += intercept
-        D = np.partition(D, D.shape[1] - 2, axis=1)[:, -2:]
-        top[start : start + block.size, 0] = D[:, 1]
-        top[start : start + block.size, 1] = D[:, 1] - D[:, 0]
-    return top
+    return best_two(F, rows, W, intercept, n_jobs=n_jobs)[1]

@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from foldwise.core.placement._calibration import top_two_decisions
+from foldwise.core.placement._decision_kernel import best_two
 from foldwise.core.placement._sampled_svm import second_pass
 
 if TYPE_CHECKING:
@@ -131,9 +132,9 @@ def choose_representation(
                 return D if kept[test].all() else D[kept[test]], novelty
 
         else:
-            D = np.asarray(F[rows[test]] @ first.coef.T + first.intercept)
-            hits = first.classes[D.argmax(axis=1)] == y[test]
-            del D
+            # Each held-out row's best class, without its (n_test, n_folders) values.
+            best, _ = best_two(F, rows[test], np.ascontiguousarray(first.coef.T), first.intercept)
+            hits = first.classes[best] == y[test]
 
             def finish() -> tuple[NDArray[np.float64], NoveltyExamples | None]:
                 c, b, present = second_pass(
@@ -142,7 +143,8 @@ def choose_representation(
                 )  # fmt: skip
                 coef, intercept = model._all_folders(c, b, present)
                 D = np.asarray(F[rows[test & kept]] @ coef.T + intercept)
-                return D, examples(F, coef, intercept, train, test)
+                # Run alone, after the selection's two threads: its examples take both.
+                return D, examples(F, coef, intercept, train, test, model.n_jobs)
 
         return hits, finish if deferred else finish()
 
@@ -152,15 +154,18 @@ def choose_representation(
         intercept: NDArray[np.float64],
         train: NDArray[np.bool_],
         test: NDArray[np.bool_],
+        n_jobs: int | None = None,
     ) -> NoveltyExamples | None:
         """The novelty model's examples where folders are hidden: top decision values
-        of the hidden folders' documents (new) and the held-out ones (known)."""
+        of the hidden folders' documents (new) and the held-out ones (known), scored on
+        ``n_jobs`` threads."""
         if not hidden.any():
             return None
         seen = np.unique(y[train])
         scored = np.flatnonzero(hidden | test)
         W = np.ascontiguousarray(coef.T[:, seen])
-        return top_two_decisions(F, rows[scored], W, intercept[seen]), ~hidden[scored]
+        top = top_two_decisions(F, rows[scored], W, intercept[seen], n_jobs=n_jobs)
+        return top, ~hidden[scored]
 
     right = {r: np.zeros(y.size, dtype=bool) for r in ("latent", "plain")}
     decisions: dict[str, list[NDArray[np.float64] | None]] = {"latent": [], "plain": []}

@@ -20,6 +20,7 @@ folders x (own + hard + random) rows, and one of documents x folders decision va
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,7 +179,7 @@ def second_pass(
     if not np.array_equal(classes[targets], first.classes):
         raise ValueError("the first pass was fitted on other classes")
     coef, first.coef = first.coef, np.zeros((0, F.shape[1]))
-    hard = _hardest_negatives(F, members, coef, first.intercept, n_hard, targets)
+    hard = _hardest_negatives(F, members, coef, first.intercept, n_hard, targets, n_jobs=n_jobs)
     del coef
     coef, intercept = _fit_each(
         F, sw, members, targets, hard,
@@ -333,27 +334,54 @@ def _hardest_negatives(
     intercept: NDArray[np.float64],
     n_hard: int,
     targets: NDArray[np.intp],
+    *,
+    n_jobs: int | None = None,
 ) -> list[NDArray[np.intp]]:
     """Per class ``targets[i]`` (its SVM ``coef[i]``), the ``n_hard`` rows of other classes
-    with the highest decision values; ``members[j]``: the rows of class ``j``."""
-    hard: list[NDArray[np.intp]] = []
+    with the highest decision values; ``members[j]``: the rows of class ``j``.
+
+    Blocks of :data:`_CLASS_BLOCK` classes are spread over ``n_jobs`` threads, each with
+    its own buffer (the kernel and numpy's partition release the GIL). The mining ran on
+    one thread while the other core idled: 2.3 and 4.3 s of the 39 s the service's
+    placement model took alone on the generated 100,000-document archive
+    (docs/recluster.md, "Hard negatives on both cores"). Each block's result does not
+    depend on the thread that computed it.
+    """
     F = sp.csr_matrix(F, dtype=np.float64)
-    by_class = np.empty((min(_CLASS_BLOCK, coef.shape[0]), F.shape[0]))
-    for start in range(0, coef.shape[0], _CLASS_BLOCK):
-        stop = min(start + _CLASS_BLOCK, coef.shape[0])
-        # One class's values contiguous: read as columns, each pass over a class's
-        # 100,000 values touched a cache line per value (docs/recluster.md); written so
-        # by the kernel, not transposed after the product.
-        block = by_class[: stop - start]
-        decision_rows(
-            F.indptr, F.indices, F.data,
-            np.ascontiguousarray(coef[start:stop].T), intercept[start:stop], block,
-        )  # fmt: skip
-        for c, d in enumerate(block):
-            d[members[targets[start + c]]] = -np.inf
-            finite = np.isfinite(d)
-            if np.count_nonzero(finite) <= n_hard:
-                hard.append(np.flatnonzero(finite))
-            else:
-                hard.append(np.argpartition(np.negative(d, out=d), n_hard)[:n_hard])
+    starts = list(range(0, coef.shape[0], _CLASS_BLOCK))
+
+    def mine(first: int) -> list[NDArray[np.intp]]:
+        """The hard negatives of the blocks ``starts[first::threads]``, in that order."""
+        found: list[NDArray[np.intp]] = []
+        by_class = np.empty((min(_CLASS_BLOCK, coef.shape[0]), F.shape[0]))
+        for start in starts[first::threads]:
+            stop = min(start + _CLASS_BLOCK, coef.shape[0])
+            # One class's values contiguous: read as columns, each pass over a class's
+            # 100,000 values touched a cache line per value (docs/recluster.md); written so
+            # by the kernel, not transposed after the product.
+            block = by_class[: stop - start]
+            decision_rows(
+                F.indptr, F.indices, F.data,
+                np.ascontiguousarray(coef[start:stop].T), intercept[start:stop], block,
+            )  # fmt: skip
+            for c, d in enumerate(block):
+                d[members[targets[start + c]]] = -np.inf
+                finite = np.isfinite(d)
+                if np.count_nonzero(finite) <= n_hard:
+                    found.append(np.flatnonzero(finite))
+                else:
+                    found.append(np.argpartition(np.negative(d, out=d), n_hard)[:n_hard])
+        return found
+
+    threads = max(1, min(n_jobs or 1, len(starts)))
+    if threads == 1:
+        return mine(0)
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        parts = list(pool.map(mine, range(threads)))
+    # Thread t mined blocks t, t + threads, ...: put the blocks back in class order.
+    hard: list[NDArray[np.intp]] = []
+    for b, start in enumerate(starts):
+        size = min(_CLASS_BLOCK, coef.shape[0] - start)
+        offset = (b // threads) * _CLASS_BLOCK
+        hard.extend(parts[b % threads][offset : offset + size])
     return hard
