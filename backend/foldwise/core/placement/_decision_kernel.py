@@ -89,7 +89,7 @@ def best_two(
     product ``F[rows] @ coef_t + intercept`` read row by row, without holding it: at
     100,000 documents in 1,000 folders a selection fold's 33,000 held-out documents were
     264 MB of decision values, and scipy's product took twice the kernel's time on one
-    thread (docs/recluster.md, "Held-out decisions by a kernel"). ``n_jobs`` threads take
+    thread (docs/recluster.md, "Hard negatives on both cores"). ``n_jobs`` threads take
     a contiguous share of the rows each.
     """
     F = sp.csr_matrix(F, dtype=np.float64)
