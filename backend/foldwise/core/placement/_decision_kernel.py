@@ -21,6 +21,18 @@ from numpy.typing import NDArray
 
 
 @njit(cache=True, nogil=True)
+def _row_values(indptr, indices, data, coef_t, i, total):  # type: ignore[no-untyped-def]
+    """Row ``i`` of ``F @ coef_t`` into ``total`` (n_classes,): the row's terms added in
+    their stored order, as scipy's CSR product adds them."""
+    total[:] = 0.0
+    for p in range(indptr[i], indptr[i + 1]):
+        value = data[p]
+        row = coef_t[indices[p]]
+        for c in range(total.shape[0]):
+            total[c] += value * row[c]
+
+
+@njit(cache=True, nogil=True)
 def decision_rows(indptr, indices, data, coef_t, intercept, out):  # type: ignore[no-untyped-def]
     """Write ``(F @ coef_t + intercept).T`` into ``out`` (shape (n_classes, n_docs)).
 
@@ -32,12 +44,7 @@ def decision_rows(indptr, indices, data, coef_t, intercept, out):  # type: ignor
     n_classes = coef_t.shape[1]
     total = np.zeros(n_classes)
     for i in range(indptr.shape[0] - 1):
-        total[:] = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            value = data[p]
-            row = coef_t[indices[p]]
-            for c in range(n_classes):
-                total[c] += value * row[c]
+        _row_values(indptr, indices, data, coef_t, i, total)
         for c in range(n_classes):
             out[c, i] = total[c] + intercept[c]
 
@@ -52,12 +59,7 @@ def _best_two_rows(indptr, indices, data, coef_t, intercept, rows, best, top):  
     total = np.empty(n_classes)
     for k in range(rows.shape[0]):
         i = rows[k]
-        total[:] = 0.0
-        for p in range(indptr[i], indptr[i + 1]):
-            value = data[p]
-            row = coef_t[indices[p]]
-            for c in range(n_classes):
-                total[c] += value * row[c]
+        _row_values(indptr, indices, data, coef_t, i, total)
         first = -np.inf
         second = -np.inf
         arg = 0
