@@ -83,7 +83,7 @@ def test_a_binary_svm_checks_what_liblinear_would_not(
         binary_svm(F, positive, weight, C=1.0, random_state=0)
 
 
-@pytest.mark.parametrize("n_jobs", [None, 2, 3])
+@pytest.mark.parametrize("n_jobs", [None, 2, 3, -1])
 @pytest.mark.parametrize("n_hard", [7, 500])  # fewer than the negatives, more
 def test_hardest_negatives_are_the_other_classes_top_decision_values(
     n_hard: int, n_jobs: int | None
@@ -332,7 +332,7 @@ def test_decision_rows_are_the_products_bits_one_class_a_row(index_dtype: type) 
     np.testing.assert_array_equal(out, expected.T)
 
 
-@pytest.mark.parametrize("n_jobs", [None, 3])
+@pytest.mark.parametrize("n_jobs", [None, 3, -1])
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 def test_best_two_are_the_products_argmax_and_top_two_bits(
     index_dtype: type, n_jobs: int | None

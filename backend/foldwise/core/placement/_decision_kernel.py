@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import scipy.sparse as sp
+from joblib import effective_n_jobs
 from numba import njit
 from numpy.typing import NDArray
 
@@ -91,8 +92,8 @@ def best_two(
     product ``F[rows] @ coef_t + intercept`` read row by row, without holding it: at
     100,000 documents in 1,000 folders a selection fold's 33,000 held-out documents were
     264 MB of decision values, and scipy's product took twice the kernel's time on one
-    thread (docs/recluster.md, "Hard negatives on both cores"). ``n_jobs`` threads take
-    a contiguous share of the rows each.
+    thread (docs/recluster.md, "Hard negatives on both cores"). ``n_jobs`` threads (as
+    joblib counts them) take a contiguous share of the rows each.
     """
     F = sp.csr_matrix(F, dtype=np.float64)
     rows = np.ascontiguousarray(rows, dtype=np.intp)
@@ -104,7 +105,7 @@ def best_two(
         raise ValueError("best_two needs at least two classes")
     W = np.ascontiguousarray(coef_t, dtype=np.float64)
     b = np.ascontiguousarray(intercept, dtype=np.float64)
-    threads = max(1, min(n_jobs or 1, rows.size))
+    threads = min(effective_n_jobs(n_jobs), rows.size)  # joblib's count: -1 is every core
     bounds = np.linspace(0, rows.size, threads + 1).astype(np.intp)
 
     def score(t: int) -> None:

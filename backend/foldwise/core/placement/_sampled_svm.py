@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from numpy.typing import NDArray
 from sklearn.preprocessing import normalize
 from sklearn.svm import _liblinear  # see binary_svm
@@ -373,7 +373,7 @@ def _hardest_negatives(
                     found.append(np.argpartition(np.negative(d, out=d), n_hard)[:n_hard])
         return found
 
-    threads = max(1, min(n_jobs or 1, len(starts)))
+    threads = max(1, min(effective_n_jobs(n_jobs), len(starts)))  # joblib: -1 is every core
     if threads == 1:
         return mine(0)
     with ThreadPoolExecutor(max_workers=threads) as pool:
