@@ -151,13 +151,7 @@ def top_two_decisions(
     *,
     n_jobs: int | None = None,
 ) -> NDArray[np.float64]:
-    """Per row of ``F[rows]``, the highest decision value and its margin over the second:
-    shape (n_rows, 2). ``W`` (n_features, n_folders) holds the SVMs' coefficients as
-    columns, C-contiguous; ``intercept`` has shape (n_folders,).
-
-    Row by row (:func:`_decision_kernel.best_two`, on ``n_jobs`` threads): a novelty fold
-    at 100,000 documents in 1,000 folders scores 36,000 documents, whose decision values
-    were 230 MB at once (docs/recluster.md, "The novelty fold beside the final fit"). Each
-    value is the same sum in the same order as in one product, so the figures are the same.
-    """
+    """The novelty model's features of each row of ``F[rows]``: the highest decision value
+    and its margin over the second, shape (n_rows, 2); the second result of
+    :func:`_decision_kernel.best_two` (shapes and ``n_jobs`` as there)."""
     return best_two(F, rows, W, intercept, n_jobs=n_jobs)[1]

@@ -350,11 +350,11 @@ def _hardest_negatives(
     F = sp.csr_matrix(F, dtype=np.float64)
     starts = list(range(0, coef.shape[0], _CLASS_BLOCK))
 
-    def mine(first: int) -> list[NDArray[np.intp]]:
-        """The hard negatives of the blocks ``starts[first::threads]``, in that order."""
+    def mine(share: list[int]) -> list[NDArray[np.intp]]:
+        """The hard negatives of the blocks starting at ``share``, in class order."""
         found: list[NDArray[np.intp]] = []
         by_class = np.empty((min(_CLASS_BLOCK, coef.shape[0]), F.shape[0]))
-        for start in starts[first::threads]:
+        for start in share:
             stop = min(start + _CLASS_BLOCK, coef.shape[0])
             # One class's values contiguous: read as columns, each pass over a class's
             # 100,000 values touched a cache line per value (docs/recluster.md); written so
@@ -375,13 +375,8 @@ def _hardest_negatives(
 
     threads = max(1, min(effective_n_jobs(n_jobs), len(starts)))  # joblib: -1 is every core
     if threads == 1:
-        return mine(0)
+        return mine(starts)
+    # Each thread a contiguous run of blocks, so that the runs joined are in class order.
+    shares = [share.tolist() for share in np.array_split(starts, threads)]
     with ThreadPoolExecutor(max_workers=threads) as pool:
-        parts = list(pool.map(mine, range(threads)))
-    # Thread t mined blocks t, t + threads, ...: put the blocks back in class order.
-    hard: list[NDArray[np.intp]] = []
-    for b, start in enumerate(starts):
-        size = min(_CLASS_BLOCK, coef.shape[0] - start)
-        offset = (b // threads) * _CLASS_BLOCK
-        hard.extend(parts[b % threads][offset : offset + size])
-    return hard
+        return [hard for found in pool.map(mine, shares) for hard in found]
