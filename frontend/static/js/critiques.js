@@ -66,7 +66,7 @@ export function recount() {
 }
 
 export async function acceptProposal(f, name) {
-  if (!f || f.kind !== "proposed") return;
+  if (!f || f.kind !== "proposed" || f.nested) return;
   f.pending = true;
   f.name = name || f.name;
   renderTree();
@@ -102,7 +102,7 @@ export function rejectQuestion(f) {
 }
 
 export async function rejectProposal(f) {
-  if (!f || f.kind !== "proposed") return;
+  if (!f || f.kind !== "proposed" || f.nested) return;
   if (!(await ask(rejectQuestion(f)))) return;
   f.pending = true;
   renderTree();

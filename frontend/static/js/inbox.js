@@ -82,7 +82,7 @@ export function renderInbox() {
       `<td class="title-cell"><a href="#" class="doc-link" data-open-doc="${r.d.id}">${esc(r.d.title)}</a></td>` +
       `<td class="place-cell">${esc(r.place)}</td><td class="conf-cell">${conf}</td><td>${action}</td></tr>`;
   }).join("");
-  const proposals = [...state.tree.folders.values()].filter((f) => f.kind === "proposed");
+  const proposals = [...state.tree.folders.values()].filter((f) => f.kind === "proposed" && !f.nested);
   $("#inbox-proposals").innerHTML = proposals.length
     ? proposals.map((f) => `<li data-proposal-row="${esc(f.key)}"><a href="#" data-proposal="${esc(f.key)}" class="act-proposal">` +
       `${esc(f.name)}</a> <span class="muted small">${plural(f.total, "document")} · ${esc(f.terms.slice(0, 5).join(", "))}</span>` +

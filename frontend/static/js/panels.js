@@ -216,13 +216,15 @@ export function openFolder(key, { keepScroll = false } = {}) {
       `Foldwise found ${f.total} documents that fit none of your folders well` +
       (f.parentKey ? ` inside <span class="path">${esc(folderLabel(f.parentKey))}</span>` : "") + ".</div>" +
       `<div class="chips">${f.terms.map((t) => `<span class="chip">${esc(t)}</span>`).join("")}</div>` +
-      '<div class="buttons"><button class="primary" id="proposal-accept">Accept</button>' +
-      '<button id="proposal-rename">Rename…</button><button class="danger" id="proposal-reject">Reject</button></div></div>';
+      (f.nested
+        ? '<div class="muted">A subfolder of the proposed folder above: accepting that one makes it a subfolder, rejecting it drops both.</div></div>'
+        : '<div class="buttons"><button class="primary" id="proposal-accept">Accept</button>' +
+          '<button id="proposal-rename">Rename…</button><button class="danger" id="proposal-reject">Reject</button></div></div>');
   }
   view.innerHTML = `<h2 id="folder-title">${esc(f.kind === "proposed" ? f.name : folderLabel(key) || f.name)}</h2>` + head +
     (subs ? `<h3>Folders</h3><ul class="listing">${subs}</ul>` : "") +
     `<h3>Documents</h3>${rows ? `<ul class="listing">${rows}</ul>` : '<p class="muted">No documents directly in this folder.</p>'}`;
-  if (f.kind === "proposed") {
+  if (f.kind === "proposed" && !f.nested) {
     $("#proposal-accept").onclick = () => acceptProposal(f);
     $("#proposal-reject").onclick = () => rejectProposal(f);
     $("#proposal-rename").onclick = () => {

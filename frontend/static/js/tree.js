@@ -46,6 +46,8 @@ export function buildTree(base, ext) {
       folders.set(folderKey(ef.id), emptyFolder(folderKey(ef.id), {
         id: ef.id, kind: "proposed", name: ef.name, terms: ef.top_terms || [],
         parentKey: ef.parent_id == null ? null : folderKey(ef.parent_id),
+        // Nested in another proposal: it is accepted or rejected with that one.
+        nested: typeof ef.parent_id === "string",
         cohesion: ef.cohesion,
       }));
     }
@@ -165,6 +167,7 @@ export function folderHtml(f, depth, out) {
     ? `<div class="proposal-bar" style="padding-left:${6 + depth * 16 + 35}px">` +
       `<span class="terms" title="top terms">${esc(f.terms.slice(0, 6).join(" · "))}</span>` +
       (f.pending ? '<span class="muted small">saving…</span>'
+        : f.nested ? '<span class="muted small nested-note">a subfolder of the proposal above: accept or reject that one</span>'
         : '<span class="proposal-actions"><button class="small act-accept" title="Make it a real folder">Accept</button>' +
           '<button class="small act-rename" title="Accept under another name">Rename</button>' +
           '<button class="small danger act-reject" title="Reject: no folder is made; its documents stay unfiled">Reject</button></span>') +

@@ -51,6 +51,10 @@ class OpenProposal:
     document_ids: list[int]
     #: Those still unfiled and not taken out of it by a ``not_in`` critique.
     members: list[int]
+    #: The proposal it is nested in (``None``: it lies in an existing folder or at the top).
+    parent_key: str | None = None
+    #: The proposals nested in it: accepting it makes them its subfolders.
+    parts: tuple[OpenProposal, ...] = ()
 
 
 class FindProposal(Protocol):
@@ -82,6 +86,11 @@ def _apply(
         }
     elif isinstance(body, AcceptCritique | RenameCritique | RejectCritique):
         proposal = find_proposal(session=session, user_id=user.id, key=body.proposal_id)
+        if proposal.parent_key is not None:
+            raise ConflictError(
+                f"proposal {body.proposal_id} is part of proposal {proposal.parent_key}: "
+                f"accept or reject that one (its parts become its subfolders, or go with it)"
+            )
         members = proposal.members
         critique.proposal_id = body.proposal_id
         parent = proposal.parent_folder_id
@@ -108,11 +117,18 @@ def _apply(
             name = body.name if isinstance(body, RenameCritique) else proposal.name
             created = folders.create_folder(session=session, user=user, name=name, parent_id=parent)
             critique.name, critique.folder_id = created.name, created.id
-            undo = {
-                "filed": filing.file_documents(session, members, created.id),
-                "target": created.id,
-                "created_folder_id": created.id,
-            }
+            subfolders: list[int] = []
+            # Each member goes to the folder of the innermost proposal holding it.
+            targets = _accept_parts(session, user, proposal, created.id, subfolders)
+            filed: dict[str, int | None] = {}
+            for folder_id in [created.id, *subfolders]:
+                mine = [d for d in members if targets.get(d, created.id) == folder_id]
+                if mine:
+                    filed |= filing.file_documents(session, mine, folder_id)
+            undo = {"filed": filed, "target": created.id, "created_folder_id": created.id}
+            if subfolders:
+                undo["targets"] = {str(d): f for d, f in targets.items() if str(d) in filed}
+                undo["created_folder_ids"] = subfolders
     elif isinstance(body, CloserCritique):
         if len({body.a, body.b, body.c}) < 3:
             raise InvalidInputError("a, b and c must be three different documents")
@@ -137,6 +153,23 @@ def _apply(
         triples = [(p, q, body.document_id) for p, q in combinations(others, 2)]
     critique.undo = undo
     return triples
+
+
+def _accept_parts(
+    session: Session, user: User, proposal: OpenProposal, folder_id: int, created: list[int]
+) -> dict[int, int]:
+    """Make a subfolder of ``folder_id`` for each proposal nested in ``proposal``, and so on
+    down; returns the folder each of their members goes to (the innermost), and appends the
+    folders made to ``created`` (outer ones first, so an undo deletes inner ones first)."""
+    targets: dict[int, int] = {}
+    for part in proposal.parts:
+        if not part.members:
+            continue
+        sub = folders.create_folder(session=session, user=user, name=part.name, parent_id=folder_id)
+        created.append(sub.id)
+        targets |= dict.fromkeys(part.members, sub.id)
+        targets |= _accept_parts(session, user, part, sub.id, created)
+    return targets
 
 
 def create_critique(
@@ -204,9 +237,9 @@ def undo_critique(*, session: Session, user: User, critique_id: int) -> Critique
         else:
             restored += 1
     session.flush()
-    created = list(undo.get("created_folder_ids") or [])
+    created = list(undo.get("created_folder_ids") or [])  # top-down: undone bottom-up
     if undo.get("created_folder_id") is not None:
-        created.append(undo["created_folder_id"])
+        created.insert(0, undo["created_folder_id"])
     deleted = [f for f in reversed(created) if filing.delete_if_empty(session, f, notes)]
     critique.undone_at = utcnow()
     filing.after_change(session=session, user_id=user.id)

@@ -555,7 +555,13 @@ def _previous_representation(session: Session, user_id: int) -> str | None:
 
 @dataclass
 class Proposal:
-    """A proposed folder over document ids (``index`` numbers it within the version)."""
+    """A proposed folder over document ids (``index`` numbers it within the version).
+
+    A proposal nested in another (``parent_index``) lies, with that one, in the existing
+    folder ``parent_folder_id`` of the outermost. ``document_ids`` are all its members, its
+    nested proposals' too: what the person would file by accepting it, and what identity
+    across versions and critiques compare (``core.same_proposal``).
+    """
 
     index: int
     parent_folder_id: int | None
@@ -563,6 +569,7 @@ class Proposal:
     top_terms: list[str]
     document_ids: list[int]
     cohesion: float
+    parent_index: int | None = None
 
 
 @dataclass
@@ -692,7 +699,7 @@ def _served_tree(
     options: ReclusterSettings,
     neighbourhood_p: np.ndarray,
 ) -> tuple[list[Proposal], list[PlacementOut]]:
-    """The core's extended tree (flat proposals), over document ids.
+    """The core's extended tree (proposals nested as the core splits them), over document ids.
 
     The core decides every placement and proposal, the person's critiques of earlier
     proposals included (a rejected group is not proposed again, a document taken out of a
@@ -714,7 +721,7 @@ def _served_tree(
         placement=model,
         placement_features=_placement_features(inputs)[inputs.rows],
         novelty_quantile=options.novelty_quantile,
-        nested_proposals=False,
+        nested_proposals=True,
         neighbourhood_p=neighbourhood_p,
         keep_margin=options.keep_margin,
         previous_folders=[
@@ -727,16 +734,20 @@ def _served_tree(
 
     proposals: list[Proposal] = []
     index_of: dict[tuple[str, ...], int] = {}
-    for p in tree.proposals():
+    for p in tree.proposals():  # an enclosing proposal comes before the ones nested in it
+        parent = index_of.get(p.path[:-1])
         index_of[p.path] = len(proposals)
         proposals.append(
             Proposal(
                 index=len(proposals),
-                parent_folder_id=folder_id_of(p.parent),
+                parent_folder_id=(
+                    folder_id_of(p.parent) if parent is None else proposals[parent].parent_folder_id
+                ),
                 name=p.name,
                 top_terms=list(p.terms),
-                document_ids=sorted(inputs.doc_ids[i] for i in p.documents),
+                document_ids=sorted(inputs.doc_ids[i] for i in tree.subtree_documents(p.path)),
                 cohesion=round(float(p.cohesion or 0.0), 4),
+                parent_index=parent,
             )
         )
     placements = []

@@ -16,7 +16,7 @@ from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster import core_adapter, instant
 from foldwise.service.recluster.tree.models import TreePlacement, TreeProposal, TreeVersion
-from foldwise.service.recluster.tree.proposals import closed_proposals
+from foldwise.service.recluster.tree.proposals import closed_proposals, closed_with_enclosing
 
 
 def store_version(
@@ -61,6 +61,7 @@ def store_version(
                 user_id=user_id,
                 key=key[p.index],
                 parent_folder_id=p.parent_folder_id if p.parent_folder_id in live_folders else None,
+                parent_key=None if p.parent_index is None else key[p.parent_index],
                 name=name[p.index][:255],
                 top_terms=p.top_terms,
                 document_ids=[d for d in p.document_ids if d in live_docs],
@@ -116,7 +117,7 @@ def carry_over(
         )
         .order_by(TreeProposal.id)
     ).all()
-    closed = closed_proposals(session=session, user_id=user_id)
+    closed = closed_with_enclosing(previous, closed_proposals(session=session, user_id=user_id))
     previous = [p for p in previous if p.key not in closed]
     key = {p.index: f"p-{number}-{p.index}" for p in proposals}
     name = {p.index: p.name for p in proposals}

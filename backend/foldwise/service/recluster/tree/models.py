@@ -66,13 +66,16 @@ class TreeProposal(Base):
     )
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     key: Mapped[str] = mapped_column(String(40))
-    #: Existing parent folder; ``None`` = top level. Proposals are flat: none is nested in
-    #: another proposal.
+    #: Existing folder the proposal (or the outermost proposal it is nested in) lies in;
+    #: ``None`` = top level.
     parent_folder_id: Mapped[int | None] = mapped_column(
         ForeignKey("folders.id", ondelete="SET NULL"), default=None
     )
+    #: Key of the proposal of the same version this one is nested in; ``None``: not nested.
+    parent_key: Mapped[str | None] = mapped_column(String(40), default=None)
     name: Mapped[str] = mapped_column(String(255))
     top_terms: Mapped[list[str]] = mapped_column(JSON)
+    #: Every member, those of the proposals nested in it too.
     document_ids: Mapped[list[int]] = mapped_column(JSON)
     cohesion: Mapped[float] = mapped_column(Float, default=0.0)
 

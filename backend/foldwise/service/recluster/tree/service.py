@@ -22,7 +22,12 @@ from foldwise.service.recluster.tree.models import (
     TreeProposal,
     TreeVersion,
 )
-from foldwise.service.recluster.tree.proposals import closed_proposals, not_in_pairs
+from foldwise.service.recluster.tree.proposals import (
+    closed_proposals,
+    closed_with_enclosing,
+    not_in_pairs,
+    taken_out,
+)
 from foldwise.service.recluster.tree.schemas import (
     ExtendedFolder,
     ExtendedTree,
@@ -75,28 +80,35 @@ def extended_tree(*, session: Session, user: User) -> ExtendedTree:
             placements=instant,
             unplaced_document_ids=sorted(set(unfiled) - {p.document_id for p in instant}),
         )
-    closed = closed_proposals(session=session, user_id=user.id)
-    excluded = not_in_pairs(session=session, user_id=user.id)
     proposals = session.scalars(
         select(TreeProposal).where(TreeProposal.version_id == version.id).order_by(TreeProposal.id)
     ).all()
-    parent_of: dict[str, int | None] = {}
+    closed = closed_with_enclosing(proposals, closed_proposals(session=session, user_id=user.id))
+    out = taken_out(proposals, not_in_pairs(session=session, user_id=user.id))
+    members = {
+        p.key: {d for d in p.document_ids if d in unfiled and d not in out}
+        for p in proposals
+        if p.key not in closed
+    }
+    served = set()
+    for p in proposals:  # an enclosing proposal comes before the ones nested in it
+        if members.get(p.key) and (p.parent_key is None or p.parent_key in served):
+            served.add(p.key)
     for p in proposals:
-        if p.key in closed:
+        if p.key not in served:
             continue
-        members = [d for d in p.document_ids if d in unfiled and (p.key, d) not in excluded]
-        if not members:
-            continue
-        parent_of[p.key] = p.parent_folder_id
+        # A folder lists its own documents; those of a proposal nested in it are there.
+        nested = [members[q.key] for q in proposals if q.parent_key == p.key and q.key in served]
+        own = sorted(members[p.key].difference(*nested))
         folders.append(
             ExtendedFolder(
                 kind="proposed",
                 id=p.key,
                 name=p.name,
-                parent_id=p.parent_folder_id,
-                document_count=len(members),
+                parent_id=p.parent_folder_id if p.parent_key is None else p.parent_key,
+                document_count=len(own),
                 top_terms=list(p.top_terms),
-                document_ids=members,
+                document_ids=own,
                 cohesion=p.cohesion,
             )
         )
@@ -112,7 +124,7 @@ def extended_tree(*, session: Session, user: User) -> ExtendedTree:
         target: int | str | None = pl.folder_id
         confidence = pl.confidence
         if pl.proposal_key is not None:
-            if pl.proposal_key in parent_of and (pl.proposal_key, pl.document_id) not in excluded:
+            if pl.proposal_key in served and pl.document_id not in out:
                 target = pl.proposal_key
             else:
                 # The proposal is gone (accepted, rejected) or the person took the document out

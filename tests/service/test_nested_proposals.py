@@ -1,0 +1,159 @@
+"""A proposal nested in another: served inside it, critiqued with it, accepted as a folder
+with its subfolders, and carried over by key (docs/placement.md "Nested proposals"). The tree
+version is stored as a job would store it, so that the nesting is known exactly."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from foldwise.service.documents.models import Document
+from foldwise.service.folders.models import Folder
+from foldwise.service.recluster.core_adapter import PlacementOut, Proposal, ReclusterOutput
+from foldwise.service.recluster.jobs.runtime import Runtime
+from foldwise.service.recluster.jobs.store import store_version
+from foldwise.service.recluster.tree.models import TreeProposal
+
+from .recluster_support import rt, seed_user, worker
+
+__all__ = ["rt", "worker"]
+
+
+def _store(rt: Runtime, user_id: int, number: int, outer: list[int], inner: list[int]) -> None:
+    """Tree version ``number``: a top-level proposal of ``outer`` + ``inner``, with ``inner``
+    nested in it; every other unfiled document placed in no folder."""
+    members = sorted(outer + inner)
+    with rt.sessions() as session:
+        unfiled = session.scalars(
+            select(Document.id).where(Document.user_id == user_id, Document.folder_id.is_(None))
+        ).all()
+        out = ReclusterOutput(
+            doc_ids=sorted(unfiled),
+            linkage=[],
+            proposals=[
+                Proposal(0, None, "outer-topic", ["outer"], members, 0.3),
+                Proposal(1, None, "inner-topic", ["inner"], sorted(inner), 0.4, parent_index=0),
+            ],
+            placements=[
+                PlacementOut(
+                    document_id=d,
+                    folder_id=None,
+                    proposal_index=1 if d in inner else 0 if d in outer else None,
+                    confidence=0.8,
+                    terms=[],
+                    runner_up_folder_id=None,
+                    margin=None,
+                )
+                for d in unfiled
+            ],
+            stats={},
+        )
+        store_version(session, user_id, None, number, "biihac", 0, out)  # type: ignore[arg-type]
+        session.commit()
+
+
+def _proposed(client: TestClient, h: dict[str, str]) -> dict[str, dict[str, Any]]:
+    tree = client.get("/api/tree/extended", headers=h).json()
+    return {f["name"]: f for f in tree["folders"] if f["kind"] == "proposed"}
+
+
+def _where(client: TestClient, h: dict[str, str]) -> dict[int, Any]:
+    tree = client.get("/api/tree/extended", headers=h).json()
+    return {p["document_id"]: p["folder_id"] for p in tree["placements"]}
+
+
+def _user(rt: Runtime) -> tuple[dict[str, str], int, list[int], list[int]]:
+    alice = seed_user(rt, "alice", filed={"python-howtos": 4}, new={"the-python-tutorial": 6})
+    new = sorted(alice["new"]["the-python-tutorial"])
+    return alice["headers"], alice["user_id"], new[:3], new[3:]
+
+
+def test_a_nested_proposal_is_served_inside_its_parent_and_keeps_its_key(
+    client: TestClient, rt: Runtime
+) -> None:
+    h, user_id, outer, inner = _user(rt)
+    _store(rt, user_id, 1, outer, inner)
+    proposed = _proposed(client, h)
+    parent, child = proposed["outer-topic"], proposed["inner-topic"]
+    assert parent["parent_id"] is None and child["parent_id"] == parent["id"]
+    # Each lists its own documents, as an existing folder does.
+    assert (parent["document_ids"], child["document_ids"]) == (outer, inner)
+    where = _where(client, h)
+    assert [where[d] for d in outer + inner] == [parent["id"]] * 3 + [child["id"]] * 3
+
+    # The next version with the same proposals keeps both keys, and the nesting by key.
+    _store(rt, user_id, 2, outer, inner)
+    again = _proposed(client, h)
+    assert again["outer-topic"]["id"] == parent["id"]
+    assert again["inner-topic"]["id"] == child["id"]
+    assert again["inner-topic"]["parent_id"] == parent["id"]
+    with rt.sessions() as session:
+        keys = session.execute(select(TreeProposal.key, TreeProposal.parent_key)).all()
+    assert sorted(keys) == sorted([(parent["id"], None), (child["id"], parent["id"])] * 2)
+
+
+def test_a_nested_proposal_is_accepted_or_rejected_with_its_parent(
+    client: TestClient, rt: Runtime
+) -> None:
+    h, user_id, outer, inner = _user(rt)
+    _store(rt, user_id, 1, outer, inner)
+    proposed = _proposed(client, h)
+    parent, child = proposed["outer-topic"]["id"], proposed["inner-topic"]["id"]
+    for kind in ("accept", "reject"):
+        refused = client.post(
+            "/api/critiques", json={"kind": kind, "proposal_id": child}, headers=h
+        )
+        assert refused.status_code == 409 and parent in refused.json()["detail"], refused.text
+
+    made = client.post("/api/critiques", json={"kind": "accept", "proposal_id": parent}, headers=h)
+    assert made.status_code == 201, made.text
+    assert sorted(made.json()["filed_document_ids"]) == sorted(outer + inner)
+    with rt.sessions() as session:
+        folder = {f.name: f for f in session.scalars(select(Folder))}
+        filed = dict(session.execute(select(Document.id, Document.folder_id)).all())
+    top, sub = folder["outer-topic"], folder["inner-topic"]
+    assert top.parent_id is None and sub.parent_id == top.id
+    assert [filed[d] for d in outer + inner] == [top.id] * 3 + [sub.id] * 3
+    assert _proposed(client, h) == {}
+    # The child went with its parent: it cannot be critiqued on its own any more.
+    late = client.post(
+        "/api/critiques",
+        json={"kind": "not_in", "proposal_id": child, "document_id": inner[0]},
+        headers=h,
+    )
+    assert late.status_code == 409 and "already" in late.json()["detail"]
+
+    undone = client.delete(f"/api/critiques/{made.json()['id']}", headers=h).json()
+    assert undone["documents_unfiled"] == 6 and undone["folder_deleted"], undone
+    with rt.sessions() as session:
+        names = set(session.scalars(select(Folder.name)))
+        filed = dict(session.execute(select(Document.id, Document.folder_id)).all())
+    assert not names & {"outer-topic", "inner-topic"}
+    assert {filed[d] for d in outer + inner} == {None}
+    assert set(_proposed(client, h)) == {"outer-topic", "inner-topic"}
+
+
+def test_a_document_taken_out_of_a_nested_proposal_leaves_its_parent_too(
+    client: TestClient, rt: Runtime
+) -> None:
+    h, user_id, outer, inner = _user(rt)
+    _store(rt, user_id, 1, outer, inner)
+    proposed = _proposed(client, h)
+    parent, child = proposed["outer-topic"]["id"], proposed["inner-topic"]["id"]
+    made = client.post(
+        "/api/critiques",
+        json={"kind": "not_in", "proposal_id": child, "document_id": inner[0]},
+        headers=h,
+    )
+    assert made.status_code == 201, made.text
+    after = _proposed(client, h)
+    assert inner[0] not in after["inner-topic"]["document_ids"]
+    assert inner[0] not in after["outer-topic"]["document_ids"]
+    assert not isinstance(_where(client, h)[inner[0]], str)
+    # Accepting the parent now files the others only.
+    accepted = client.post(
+        "/api/critiques", json={"kind": "accept", "proposal_id": parent}, headers=h
+    ).json()
+    assert sorted(accepted["filed_document_ids"]) == sorted(outer + inner[1:])
