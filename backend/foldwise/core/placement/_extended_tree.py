@@ -259,9 +259,9 @@ def extended_tree(
         Terms in a proposal's name and in a placement's explanation.
     nested_proposals : bool, default=True
         Split a proposal into proposed subfolders where the dendrogram divides it like two
-        sibling folders of the person's hierarchy. ``False`` gives flat proposals: each
-        holds every document of its topic, under the same name (the service's choice,
-        docs/placement.md).
+        sibling folders of the person's hierarchy (the service serves them nested,
+        docs/placement.md "Nested proposals"). ``False`` gives flat proposals: each holds
+        every document of its topic, under the same name.
     filed_features : sparse matrix or ndarray of shape (n_filed, n_placement_terms), optional
         Placement-feature rows of every filed document the placement model trained on (not
         only the dendrogram's exemplars). With them, a new document whose nearest

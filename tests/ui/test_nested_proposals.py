@@ -1,0 +1,83 @@
+"""A proposal nested in another, in the browser: shown inside it, without buttons of its own,
+and made a subfolder when the outer one is accepted (docs/ui.md, "How a critique shows").
+
+The tree version is written into the server's database as a recluster job stores one, so
+that the nesting is known exactly (a recluster of a tiny corpus nests nothing)."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from foldwise.service import models  # noqa: F401  (every table, for the foreign keys)
+from foldwise.service.db import make_engine
+from foldwise.service.documents.models import Document
+from foldwise.service.recluster.core_adapter import PlacementOut, Proposal, ReclusterOutput
+from foldwise.service.recluster.jobs.store import store_version
+from foldwise.service.users import service as users
+
+from .conftest import Server, login, topic_text
+from .test_critiques import folder, upload
+from .test_pages import import_corpus
+
+pytestmark = pytest.mark.browser
+
+
+def _store_nested_version(server: Server, name: str) -> None:
+    """Version 1 of ``name``'s tree: the unfiled notes proposed as "garden-notes", its last
+    three nested in it as "seed-notes"."""
+    engine = make_engine(f"sqlite:///{server.data_dir / 'foldwise.sqlite3'}")
+    with Session(engine) as session:
+        account = users.get_by_name(session=session, name=name)
+        assert account is not None
+        unfiled = sorted(
+            session.scalars(
+                select(Document.id).where(
+                    Document.user_id == account.id, Document.folder_id.is_(None)
+                )
+            )
+        )
+        inner = unfiled[3:]
+        out = ReclusterOutput(
+            doc_ids=unfiled,
+            linkage=[],
+            proposals=[
+                Proposal(0, None, "garden-notes", ["garden"], unfiled, 0.3),
+                Proposal(1, None, "seed-notes", ["seed"], inner, 0.4, parent_index=0),
+            ],
+            placements=[
+                PlacementOut(d, None, 1 if d in inner else 0, 0.8, [], None, None) for d in unfiled
+            ],
+            stats={},
+        )
+        store_version(session, account.id, None, 1, "biihac", 0, out)  # type: ignore[arg-type]
+        session.commit()
+    engine.dispose()
+
+
+def test_a_nested_proposal_is_accepted_with_the_outer_one(
+    page: Page, user: str, server: Server
+) -> None:
+    login(page, user)
+    import_corpus(page, per_folder=1)
+    upload(page, [(f"garden{i}.txt", topic_text("gardening", i)) for i in range(6)])
+    _store_nested_version(server, user)
+    page.reload()
+    outer = folder(page, "garden-notes", "proposed")
+    expect(outer.locator(":scope > .proposal-bar .act-accept")).to_have_count(1)
+    outer.locator(":scope > .row").click()
+    page.keyboard.press("ArrowRight")
+    inner = folder(page, "seed-notes", "proposed")
+    expect(inner).to_be_visible()
+    # Accepted or rejected only with the outer one: no buttons of its own, and a note why.
+    expect(inner.locator(".act-accept, .act-reject, .act-rename")).to_have_count(0)
+    expect(inner.locator(".nested-note")).to_contain_text("proposal above")
+    outer.locator(":scope > .proposal-bar .act-accept").click()
+    made = folder(page, "garden-notes")
+    expect(made).to_have_count(1)
+    made.locator(":scope > .row").click()
+    page.keyboard.press("ArrowRight")
+    expect(folder(page, "seed-notes")).to_have_count(1)
+    expect(page.locator("#tree .folder.proposed")).to_have_count(0)
