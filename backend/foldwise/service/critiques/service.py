@@ -88,8 +88,8 @@ def _apply(
         proposal = find_proposal(session=session, user_id=user.id, key=body.proposal_id)
         if proposal.parent_key is not None:
             raise ConflictError(
-                f"proposal {body.proposal_id} is part of proposal {proposal.parent_key}: "
-                f"accept or reject that one (its parts become its subfolders, or go with it)"
+                f"proposal {body.proposal_id} lies in proposal {proposal.parent_key}: accept "
+                f"or reject {proposal.parent_key}, and {body.proposal_id} goes with it"
             )
         members = proposal.members
         critique.proposal_id = body.proposal_id
