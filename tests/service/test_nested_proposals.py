@@ -70,6 +70,16 @@ def _user(rt: Runtime) -> tuple[dict[str, str], int, list[int], list[int]]:
     return alice["headers"], alice["user_id"], new[:3], new[3:]
 
 
+def _nested_version(
+    client: TestClient, rt: Runtime
+) -> tuple[dict[str, str], list[int], list[int], str, str]:
+    """A user with version 1 stored: headers, outer and inner documents, their keys."""
+    h, user_id, outer, inner = _user(rt)
+    _store(rt, user_id, 1, outer, inner)
+    proposed = _proposed(client, h)
+    return h, outer, inner, proposed["outer-topic"]["id"], proposed["inner-topic"]["id"]
+
+
 def test_a_nested_proposal_is_served_inside_its_parent_and_keeps_its_key(
     client: TestClient, rt: Runtime
 ) -> None:
@@ -97,10 +107,7 @@ def test_a_nested_proposal_is_served_inside_its_parent_and_keeps_its_key(
 def test_a_nested_proposal_is_accepted_or_rejected_with_its_parent(
     client: TestClient, rt: Runtime
 ) -> None:
-    h, user_id, outer, inner = _user(rt)
-    _store(rt, user_id, 1, outer, inner)
-    proposed = _proposed(client, h)
-    parent, child = proposed["outer-topic"]["id"], proposed["inner-topic"]["id"]
+    h, outer, inner, parent, child = _nested_version(client, rt)
     for kind in ("accept", "reject"):
         refused = client.post(
             "/api/critiques", json={"kind": kind, "proposal_id": child}, headers=h
@@ -138,10 +145,7 @@ def test_a_nested_proposal_is_accepted_or_rejected_with_its_parent(
 def test_a_document_taken_out_of_a_nested_proposal_leaves_its_parent_too(
     client: TestClient, rt: Runtime
 ) -> None:
-    h, user_id, outer, inner = _user(rt)
-    _store(rt, user_id, 1, outer, inner)
-    proposed = _proposed(client, h)
-    parent, child = proposed["outer-topic"]["id"], proposed["inner-topic"]["id"]
+    h, outer, inner, parent, child = _nested_version(client, rt)
     made = client.post(
         "/api/critiques",
         json={"kind": "not_in", "proposal_id": child, "document_id": inner[0]},
