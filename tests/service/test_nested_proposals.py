@@ -7,11 +7,20 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi.testclient import TestClient
+from scipy.cluster.hierarchy import linkage
+from scipy.spatial.distance import pdist
 from sqlalchemy import select
 
+from core.synthetic_topics import label_some, topic_corpus
+from foldwise.core import extended_tree
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster.core_adapter import PlacementOut, Proposal, ReclusterOutput
+from foldwise.service.recluster.core_adapter import (
+    PlacementOut,
+    Proposal,
+    ReclusterOutput,
+    served_proposals,
+)
 from foldwise.service.recluster.jobs.runtime import Runtime
 from foldwise.service.recluster.jobs.store import store_version
 from foldwise.service.recluster.tree.models import TreeProposal
@@ -161,3 +170,37 @@ def test_a_document_taken_out_of_a_nested_proposal_leaves_its_parent_too(
         "/api/critiques", json={"kind": "accept", "proposal_id": parent}, headers=h
     ).json()
     assert sorted(accepted["filed_document_ids"]) == sorted(outer + inner[1:])
+
+
+def test_the_cores_nested_proposals_are_stored_with_their_parent_and_all_their_members() -> None:
+    """``core_adapter.served_proposals`` on core trees with proposed subfolders: each nested
+    proposal names the one it lies in (listed before it), lies in that one's existing folder,
+    and holds every document of its subtree."""
+    nested = 0
+    for seed in range(4):
+        X, names, truth = topic_corpus(seed=seed)
+        # Folder paths as the service's models have them: folder ids.
+        prefixes = sorted({f[:k] for f in truth for k in range(1, len(f) + 1)})
+        ids = {prefix: str(n) for n, prefix in enumerate(prefixes)}
+        paths = [tuple(ids[f[:k]] for k in range(1, len(f) + 1)) for f in truth]
+        hidden = {
+            tuple(ids[f[:k]] for k in range(1, len(f) + 1)) for f in [("music",), ("cooking",)]
+        }
+        labels = label_some(paths, 5, hidden, seed=seed)
+        Z = linkage(pdist(X.toarray(), "cosine"), "average")
+        tree = extended_tree(Z, X, labels, term_names=names)
+        doc_ids = [1000 + i for i in range(X.shape[0])]
+        proposals, index_of = served_proposals(tree, doc_ids)
+        assert [p.index for p in proposals] == list(range(len(proposals)))
+        for found in tree.proposals():
+            p = proposals[index_of[found.path]]
+            assert p.document_ids == sorted(doc_ids[i] for i in tree.subtree_documents(found.path))
+            if p.parent_index is None:
+                assert p.parent_folder_id == (int(found.parent[-1]) if found.parent else None)
+                continue
+            nested += 1
+            outer = proposals[p.parent_index]
+            assert p.parent_index < p.index and index_of[found.path[:-1]] == outer.index
+            assert p.parent_folder_id == outer.parent_folder_id
+            assert set(p.document_ids) < set(outer.document_ids)
+    assert nested, "no nested proposal: the test would prove nothing"

@@ -691,6 +691,33 @@ def _neighbourhood_p(inputs: ReclusterInput) -> np.ndarray:
     return out
 
 
+def served_proposals(
+    tree: core.ExtendedTree, doc_ids: Sequence[int]
+) -> tuple[list[Proposal], dict[tuple[str, ...], int]]:
+    """The proposals of ``tree`` (rows numbered as ``doc_ids``) as the service stores them,
+    and the index of each proposal's path. An enclosing proposal comes before the ones
+    nested in it (``parent_index``), which lie in its existing folder."""
+    proposals: list[Proposal] = []
+    index_of: dict[tuple[str, ...], int] = {}
+    for p in tree.proposals():  # an enclosing proposal comes before the ones nested in it
+        parent = index_of.get(p.path[:-1])
+        index_of[p.path] = len(proposals)
+        proposals.append(
+            Proposal(
+                index=len(proposals),
+                parent_folder_id=(
+                    folder_id_of(p.parent) if parent is None else proposals[parent].parent_folder_id
+                ),
+                name=p.name,
+                top_terms=list(p.terms),
+                document_ids=sorted(doc_ids[i] for i in tree.subtree_documents(p.path)),
+                cohesion=round(float(p.cohesion or 0.0), 4),
+                parent_index=parent,
+            )
+        )
+    return proposals, index_of
+
+
 def _served_tree(
     inputs: ReclusterInput,
     Z: np.ndarray,
@@ -732,24 +759,7 @@ def _served_tree(
         taken_out=[(row_of[d], rows(ids)) for d, ids in inputs.not_in if d in row_of],
     )
 
-    proposals: list[Proposal] = []
-    index_of: dict[tuple[str, ...], int] = {}
-    for p in tree.proposals():  # an enclosing proposal comes before the ones nested in it
-        parent = index_of.get(p.path[:-1])
-        index_of[p.path] = len(proposals)
-        proposals.append(
-            Proposal(
-                index=len(proposals),
-                parent_folder_id=(
-                    folder_id_of(p.parent) if parent is None else proposals[parent].parent_folder_id
-                ),
-                name=p.name,
-                top_terms=list(p.terms),
-                document_ids=sorted(inputs.doc_ids[i] for i in tree.subtree_documents(p.path)),
-                cohesion=round(float(p.cohesion or 0.0), 4),
-                parent_index=parent,
-            )
-        )
+    proposals, index_of = served_proposals(tree, inputs.doc_ids)
     placements = []
     for pl in tree.placements:
         proposal = index_of.get(pl.folder)
