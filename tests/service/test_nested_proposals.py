@@ -97,8 +97,10 @@ def test_a_nested_proposal_is_served_inside_its_parent_and_keeps_its_key(
     proposed = _proposed(client, h)
     parent, child = proposed["outer-topic"], proposed["inner-topic"]
     assert parent["parent_id"] is None and child["parent_id"] == parent["id"]
-    # Each lists its own documents, as an existing folder does.
-    assert (parent["document_ids"], child["document_ids"]) == (outer, inner)
+    # Each lists all its members (what accepting it files); each document is placed in the
+    # innermost.
+    assert (parent["document_ids"], child["document_ids"]) == (sorted(outer + inner), inner)
+    assert (parent["document_count"], child["document_count"]) == (6, 3)
     where = _where(client, h)
     assert [where[d] for d in outer + inner] == [parent["id"]] * 3 + [child["id"]] * 3
 
@@ -162,8 +164,8 @@ def test_a_document_taken_out_of_a_nested_proposal_leaves_its_parent_too(
     )
     assert made.status_code == 201, made.text
     after = _proposed(client, h)
-    assert inner[0] not in after["inner-topic"]["document_ids"]
-    assert inner[0] not in after["outer-topic"]["document_ids"]
+    assert after["inner-topic"]["document_ids"] == inner[1:]
+    assert after["outer-topic"]["document_ids"] == sorted(outer + inner[1:])
     assert not isinstance(_where(client, h)[inner[0]], str)
     # Accepting the parent now files the others only.
     accepted = client.post(

@@ -134,7 +134,9 @@ def test_story(sqlite_settings: Settings) -> None:
                 if f["kind"] == "existing" and _path(tree, f["id"]) == truth[wrong]
             )
             _critique(client, h, kind="move", document_id=wrong, folder_id=target)
-            rejected = min(proposals, key=lambda p: p["document_count"])
+            # The smallest outermost proposal (a nested one is rejected with its parent).
+            outermost = [p for p in proposals if not isinstance(p["parent_id"], str)]
+            rejected = min(outermost, key=lambda p: p["document_count"])
             _critique(client, h, kind="reject", proposal_id=rejected["id"])
 
             job2 = _auto_job(client, h, after=job["id"])

@@ -16,18 +16,19 @@ from foldwise.service.db import make_engine
 from foldwise.service.documents.models import Document
 from foldwise.service.recluster.core_adapter import PlacementOut, Proposal, ReclusterOutput
 from foldwise.service.recluster.jobs.store import store_version
+from foldwise.service.recluster.tree.versions import latest_version
 from foldwise.service.users import service as users
 
 from .conftest import Server, login, topic_text
-from .test_critiques import folder, upload
+from .test_critiques import folder, upload, wait_for_tree_version
 from .test_pages import import_corpus
 
 pytestmark = pytest.mark.browser
 
 
 def _store_nested_version(server: Server, name: str) -> None:
-    """Version 1 of ``name``'s tree: the unfiled notes proposed as "garden-notes", its last
-    three nested in it as "seed-notes"."""
+    """The next version of ``name``'s tree: the unfiled notes proposed as "garden-notes", its
+    last three nested in it as "seed-notes"."""
     engine = make_engine(f"sqlite:///{server.data_dir / 'foldwise.sqlite3'}")
     with Session(engine) as session:
         account = users.get_by_name(session=session, name=name)
@@ -52,7 +53,9 @@ def _store_nested_version(server: Server, name: str) -> None:
             ],
             stats={},
         )
-        store_version(session, account.id, None, 1, "biihac", 0, out)  # type: ignore[arg-type]
+        latest = latest_version(session=session, user_id=account.id)
+        number = 1 + (latest.number if latest else 0)
+        store_version(session, account.id, None, number, "biihac", 0, out)  # type: ignore[arg-type]
         session.commit()
     engine.dispose()
 
@@ -63,6 +66,8 @@ def test_a_nested_proposal_is_accepted_with_the_outer_one(
     login(page, user)
     import_corpus(page, per_folder=1)
     upload(page, [(f"garden{i}.txt", topic_text("gardening", i)) for i in range(6)])
+    # The upload starts a recluster: the stored version comes after its version.
+    wait_for_tree_version(page, 1)
     _store_nested_version(server, user)
     page.reload()
     outer = folder(page, "garden-notes", "proposed")
@@ -80,4 +85,5 @@ def test_a_nested_proposal_is_accepted_with_the_outer_one(
     made.locator(":scope > .row").click()
     page.keyboard.press("ArrowRight")
     expect(folder(page, "seed-notes")).to_have_count(1)
-    expect(page.locator("#tree .folder.proposed")).to_have_count(0)
+    expect(folder(page, "garden-notes", "proposed")).to_have_count(0)
+    expect(folder(page, "seed-notes", "proposed")).to_have_count(0)

@@ -120,11 +120,17 @@ def test_screenshots_python_docs(page: Page, user: str, browser: Browser, server
     wait_for_tree_version(page, 1)
     proposals = page.locator("#tree .folder.proposed")
     expect(proposals.first).to_be_visible(timeout=RECLUSTER_TIMEOUT_MS)
-    # Open the first proposal and a suggested document inside it.
+    # Open the first proposal and a suggested document inside it (in a proposal nested in
+    # it, if it holds no document of its own).
     first = proposals.first
-    if first.get_attribute("aria-expanded") != "true":
-        first.locator(".name").first.click()
-    first.locator(".node.doc").first.click()
+    while True:
+        if first.get_attribute("aria-expanded") != "true":
+            first.locator(":scope > .row .name").click()
+        expect(first).to_have_attribute("aria-expanded", "true")
+        if first.locator(":scope > [role=group] > .node.doc").count():
+            break
+        first = first.locator(":scope > [role=group] > .folder.proposed").first
+    first.locator(":scope > [role=group] > .node.doc").first.click()
     expect(page.locator("#doc-where")).to_contain_text("suggests")
     expect(page.locator("#similar li").first).not_to_contain_text("Looking")
     first.locator(".row").first.hover()

@@ -14,7 +14,8 @@ class ExtendedFolder(BaseModel):
     ``kind == "existing"``: one of the person's folders (integer ``id``), never renamed, moved or
     emptied by the algorithm. ``kind == "proposed"``: a folder the recluster suggests (string
     ``id`` ``"p-<version>-<n>"``); ``parent_id`` is an existing folder id, another proposal's id,
-    or ``null`` for the top level.
+    or ``null`` for the top level. A proposal's ``document_ids`` (and ``document_count``) are
+    all its members, those of the proposals nested in it too: what accepting it files.
     """
 
     kind: Literal["existing", "proposed"]

@@ -97,18 +97,17 @@ def extended_tree(*, session: Session, user: User) -> ExtendedTree:
     for p in proposals:
         if p.key not in served:
             continue
-        # A folder lists its own documents; those of a proposal nested in it are there.
-        nested = [members[q.key] for q in proposals if q.parent_key == p.key and q.key in served]
-        own = sorted(members[p.key].difference(*nested))
         folders.append(
             ExtendedFolder(
                 kind="proposed",
                 id=p.key,
                 name=p.name,
                 parent_id=p.parent_folder_id if p.parent_key is None else p.parent_key,
-                document_count=len(own),
+                # Every member, those of the proposals nested in it too: what accepting it
+                # files (each document is placed in the innermost).
+                document_count=len(members[p.key]),
                 top_terms=list(p.top_terms),
-                document_ids=own,
+                document_ids=sorted(members[p.key]),
                 cohesion=p.cohesion,
             )
         )
