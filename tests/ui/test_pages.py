@@ -197,6 +197,13 @@ def _upload_a_recipe(page: Page, user: str) -> None:
     expect(page.locator("#upload-results tbody tr").last).to_have_attribute("data-status", "stored")
 
 
+def _recipe_hit(page: Page) -> Locator:
+    """The uploaded recipe among the search results, by its title: its label says "unfiled"
+    or, once a suggestion for it has arrived, "suggested: cooking"."""
+    title = page.locator(":scope > div > strong", has_text=re.compile("^recipe$"))
+    return page.locator("#search-results li").filter(has=title)
+
+
 def _filed_recipe(page: Page) -> Locator:
     """The recipe drawn as filed (not suggested) in the top-level cooking folder."""
     cooking = page.locator("#tree > .folder").filter(
@@ -208,7 +215,7 @@ def _filed_recipe(page: Page) -> Locator:
 def test_move_to_picker_files_a_document(page: Page, user: str) -> None:
     _upload_a_recipe(page, user)
     page.fill("#search", "recipe oven")
-    page.locator("#search-results li", has_text="unfiled").click()
+    _recipe_hit(page).click()
     expect(page.locator("#doc-title")).to_have_text("recipe")
     page.click("#move-btn")
     expect(page.locator("#move-dialog")).to_be_visible()
@@ -235,7 +242,7 @@ def test_a_tree_read_while_a_move_is_in_flight_does_not_undo_it(page: Page, user
     held: list[Route] = []
     page.route("**/api/critiques", lambda route: held.append(route))
     page.fill("#search", "recipe oven")
-    page.locator("#search-results li", has_text="unfiled").click()
+    _recipe_hit(page).click()
     page.click("#move-btn")
     page.fill("#move-filter", "cook")
     expect(page.locator("#move-list li[data-folder]")).to_have_count(1)
