@@ -120,11 +120,12 @@ def _apply(
             subfolders: list[int] = []
             # Each member goes to the folder of the innermost proposal holding it.
             targets = _accept_parts(session, user, proposal, created.id, subfolders)
+            by_folder: dict[int, list[int]] = {}
+            for d in members:
+                by_folder.setdefault(targets.get(d, created.id), []).append(d)
             filed: dict[str, int | None] = {}
-            for folder_id in [created.id, *subfolders]:
-                mine = [d for d in members if targets.get(d, created.id) == folder_id]
-                if mine:
-                    filed |= filing.file_documents(session, mine, folder_id)
+            for folder_id, docs in by_folder.items():
+                filed |= filing.file_documents(session, docs, folder_id)
             undo = {"filed": filed, "target": created.id, "created_folder_id": created.id}
             if subfolders:
                 undo["targets"] = {str(d): f for d, f in targets.items() if str(d) in filed}
