@@ -153,6 +153,37 @@ def test_a_nested_proposal_is_accepted_or_rejected_with_its_parent(
     assert set(_proposed(client, h)) == {"outer-topic", "inner-topic"}
 
 
+def test_a_proposal_accepted_undivided_is_one_folder_without_its_nested_ones(
+    client: TestClient, rt: Runtime
+) -> None:
+    h, outer, inner, parent, _child = _nested_version(client, rt)
+    bad = client.post(
+        "/api/critiques",
+        json={"kind": "accept", "proposal_id": parent, "subfolders": "maybe"},
+        headers=h,
+    )
+    assert bad.status_code == 422 and "subfolders" in bad.text
+
+    made = client.post(
+        "/api/critiques",
+        json={"kind": "rename", "proposal_id": parent, "name": "all-in-one", "subfolders": False},
+        headers=h,
+    )
+    assert made.status_code == 201, made.text
+    with rt.sessions() as session:
+        folders = {f.name: f for f in session.scalars(select(Folder))}
+        filed = dict(session.execute(select(Document.id, Document.folder_id)).all())
+    assert "inner-topic" not in folders and "outer-topic" not in folders
+    made_folder = folders["all-in-one"]
+    assert {filed[d] for d in outer + inner} == {made_folder.id}
+    assert not [f for f in folders.values() if f.parent_id == made_folder.id]
+    assert _proposed(client, h) == {}
+
+    undone = client.delete(f"/api/critiques/{made.json()['id']}", headers=h).json()
+    assert undone["documents_unfiled"] == 6 and undone["folder_deleted"], undone
+    assert set(_proposed(client, h)) == {"outer-topic", "inner-topic"}
+
+
 def test_a_document_taken_out_of_a_nested_proposal_leaves_its_parent_too(
     client: TestClient, rt: Runtime
 ) -> None:

@@ -60,9 +60,8 @@ def _store_nested_version(server: Server, name: str) -> None:
     engine.dispose()
 
 
-def test_a_nested_proposal_is_accepted_with_the_outer_one(
-    page: Page, user: str, server: Server
-) -> None:
+def _open_nested_proposal(page: Page, user: str, server: Server) -> None:
+    """Logged in as ``user``, with "seed-notes" proposed inside "garden-notes"."""
     login(page, user)
     import_corpus(page, per_folder=1)
     upload(page, [(f"garden{i}.txt", topic_text("gardening", i)) for i in range(6)])
@@ -70,6 +69,12 @@ def test_a_nested_proposal_is_accepted_with_the_outer_one(
     wait_for_tree_version(page, 1)
     _store_nested_version(server, user)
     page.reload()
+
+
+def test_a_nested_proposal_is_accepted_with_the_outer_one(
+    page: Page, user: str, server: Server
+) -> None:
+    _open_nested_proposal(page, user, server)
     outer = folder(page, "garden-notes", "proposed")
     expect(outer.locator(":scope > .proposal-bar .act-accept")).to_have_count(1)
     outer.locator(":scope > .row").click()
@@ -86,4 +91,23 @@ def test_a_nested_proposal_is_accepted_with_the_outer_one(
     page.keyboard.press("ArrowRight")
     expect(folder(page, "seed-notes")).to_have_count(1)
     expect(folder(page, "garden-notes", "proposed")).to_have_count(0)
+    expect(folder(page, "seed-notes", "proposed")).to_have_count(0)
+
+
+def test_a_divided_proposal_can_be_accepted_as_one_folder(
+    page: Page, user: str, server: Server
+) -> None:
+    _open_nested_proposal(page, user, server)
+    folder(page, "garden-notes", "proposed").locator(":scope > .row").click()
+    one = page.locator("#proposal-accept-one")
+    expect(one).to_have_text("Accept as one folder")
+    one.click()
+    made = folder(page, "garden-notes")
+    expect(made).to_have_count(1)
+    expect(made.locator(":scope > .row .count")).to_have_text("6")
+    # The open proposal was followed to the folder it became: all six directly in it.
+    view = page.locator("#folder-view")
+    expect(page.locator("#folder-title")).to_have_text("garden-notes")
+    expect(view.locator("li[data-doc]")).to_have_count(6)
+    expect(view.locator("li[data-folder]")).to_have_count(0)
     expect(folder(page, "seed-notes", "proposed")).to_have_count(0)

@@ -65,12 +65,15 @@ export function recount() {
   state.tree.roots.forEach(count);
 }
 
-export async function acceptProposal(f, name) {
+/** Accept proposal ``f`` (as ``name`` if given). ``undivided``: one folder holds all its
+ * documents, and the proposals nested in it are not made subfolders. */
+export async function acceptProposal(f, name, undivided = false) {
   if (!f || f.kind !== "proposed" || f.nested) return;
   f.pending = true;
   f.name = name || f.name;
   renderTree();
   const body = name ? { kind: "rename", proposal_id: f.id, name } : { kind: "accept", proposal_id: f.id };
+  if (undivided) body.subfolders = false;
   const out = await critique(body, name ? "Could not rename the folder" : "Could not accept the folder");
   if (out) {
     offerUndo(`Folder “${f.name}” created`, out.id);

@@ -211,6 +211,8 @@ export function openFolder(key, { keepScroll = false } = {}) {
   const subs = f.children.map((c) => `<li data-folder="${esc(c.key)}" tabindex="0"><span class="icon folder"></span> <span class="title" title="${esc(c.name)}">${esc(c.name)}</span>` +
     ` <span class="muted small">${c.total}</span></li>`).join("");
   let head = "";
+  // Proposed subfolders inside it: the person may take it with them or as one folder.
+  const divided = f.children.some((c) => c.kind === "proposed");
   if (f.kind === "proposed") {
     head = '<div class="where proposal-card" id="proposal-card"><div><strong>A new folder?</strong> ' +
       `Foldwise found ${f.total} documents that fit none of your folders well` +
@@ -219,6 +221,7 @@ export function openFolder(key, { keepScroll = false } = {}) {
       (f.nested
         ? '<div class="muted">A subfolder of the proposed folder above: accepting that one makes it a subfolder, rejecting it drops both.</div></div>'
         : '<div class="buttons"><button class="primary" id="proposal-accept">Accept</button>' +
+          (divided ? '<button id="proposal-accept-one" title="One folder for all its documents, without the proposed subfolders">Accept as one folder</button>' : "") +
           '<button id="proposal-rename">Rename…</button><button class="danger" id="proposal-reject">Reject</button></div></div>');
   }
   view.innerHTML = `<h2 id="folder-title">${esc(f.kind === "proposed" ? f.name : folderLabel(key) || f.name)}</h2>` + head +
@@ -226,6 +229,7 @@ export function openFolder(key, { keepScroll = false } = {}) {
     `<h3>Documents</h3>${rows ? `<ul class="listing">${rows}</ul>` : '<p class="muted">No documents directly in this folder.</p>'}`;
   if (f.kind === "proposed" && !f.nested) {
     $("#proposal-accept").onclick = () => acceptProposal(f);
+    if (divided) $("#proposal-accept-one").onclick = () => acceptProposal(f, undefined, true);
     $("#proposal-reject").onclick = () => rejectProposal(f);
     $("#proposal-rename").onclick = () => {
       const node = $(`#tree [data-key="${CSS.escape(key)}"]`);

@@ -26,18 +26,24 @@ class MoveCritique(_Body):
 
 
 class AcceptCritique(_Body):
-    """Accept proposal ``proposal_id``: it becomes a real folder with its documents filed."""
+    """Accept proposal ``proposal_id``: it becomes a real folder with its documents filed.
+
+    ``subfolders``: the proposals nested in it become its subfolders, each document filed in
+    the innermost (default); false: one folder holds all its documents, no subfolder made
+    (the person does not want it divided)."""
 
     kind: Literal["accept"]
     proposal_id: str = _PROPOSAL
+    subfolders: bool = True
 
 
 class RenameCritique(_Body):
-    """Accept proposal ``proposal_id`` under the name ``name``."""
+    """Accept proposal ``proposal_id`` under the name ``name`` (``subfolders`` as in accept)."""
 
     kind: Literal["rename"]
     proposal_id: str = _PROPOSAL
     name: str = Field(min_length=1, max_length=255)
+    subfolders: bool = True
 
 
 class RejectCritique(_Body):

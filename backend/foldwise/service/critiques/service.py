@@ -118,8 +118,13 @@ def _apply(
             created = folders.create_folder(session=session, user=user, name=name, parent_id=parent)
             critique.name, critique.folder_id = created.name, created.id
             subfolders: list[int] = []
-            # Each member goes to the folder of the innermost proposal holding it.
-            targets = _accept_parts(session, user, proposal, created.id, subfolders)
+            # Each member goes to the folder of the innermost proposal holding it, or all to
+            # the one folder where the person accepts it undivided.
+            targets = (
+                _accept_parts(session, user, proposal, created.id, subfolders)
+                if body.subfolders
+                else {}
+            )
             by_folder: dict[int, list[int]] = {}
             for d in members:
                 by_folder.setdefault(targets.get(d, created.id), []).append(d)
