@@ -46,6 +46,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -90,7 +91,8 @@ def collection(
     return entries, fresh
 
 
-def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
+def run_mode(mode: str, args: argparse.Namespace, data: Path) -> dict[str, Any]:
+    """One mode's run on a fresh data directory ``data`` (its database, blobs and models)."""
     from fastapi.testclient import TestClient
     from sqlalchemy import select
 
@@ -106,7 +108,6 @@ def run_mode(mode: str, args: argparse.Namespace) -> dict[str, Any]:
     from foldwise.service.recluster.settings import ReclusterSettings
     from foldwise.service.users import service as users
 
-    data = Path(tempfile.mkdtemp(prefix=f"recluster-bench-{mode}-"))
     url = f"sqlite:///{data / 'foldwise.sqlite3'}"
     migrate.upgrade(url)
     name = f"foldwise-bench-{uuid.uuid4().hex[:8]}"
@@ -468,11 +469,25 @@ def main() -> None:
         help="embedded/redis: then make a folder beside a leaf, file N of its unfiled "
         "documents in it, and time the recluster after that",
     )
+    parser.add_argument(
+        "--keep-data",
+        action="store_true",
+        help="keep each run's data directory (database, models) for profiling; it is "
+        "removed by default",
+    )
     args = parser.parse_args()
     if args.new_folder < 0 or args.moves < 0:
         parser.error("--moves and --new-folder must be >= 0")
     for mode in args.modes.split(","):
-        print(json.dumps(run_mode(mode, args)), flush=True)
+        # At 100,000 documents a run's database, blobs and models take about 1 GB.
+        data = Path(tempfile.mkdtemp(prefix=f"recluster-bench-{mode}-"))
+        try:
+            print(json.dumps(run_mode(mode, args, data)), flush=True)
+        finally:
+            if args.keep_data:
+                print(f"{mode}: data directory kept: {data}", file=sys.stderr)
+            else:
+                shutil.rmtree(data, ignore_errors=True)
 
 
 if __name__ == "__main__":

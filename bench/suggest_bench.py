@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import sys
 import tempfile
 import time
 import uuid
@@ -43,7 +45,8 @@ def percentiles(values: list[float]) -> dict[str, float]:
     }
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
+def run(args: argparse.Namespace, data: Path) -> dict[str, Any]:
+    """The bench on a fresh data directory ``data``."""
     from fastapi.testclient import TestClient
     from sqlalchemy import select
 
@@ -61,7 +64,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from foldwise.service.recluster.tree.models import DocumentSuggestion, PlacementModel
     from foldwise.service.users import service as users
 
-    data = Path(tempfile.mkdtemp(prefix="suggest-bench-"))
     url = f"sqlite:///{data / 'foldwise.sqlite3'}"
     migrate.upgrade(url)
     cfg = Settings(
@@ -215,8 +217,16 @@ def main() -> None:
     parser.add_argument("--moves", type=int, default=10, help="corrections timed")
     parser.add_argument("--method", default="ihac", help="the placement model is the same")
     parser.add_argument("--r-max", type=int, default=10)
+    parser.add_argument("--keep-data", action="store_true", help="keep the data directory")
     args = parser.parse_args()
-    print(json.dumps(run(args)), flush=True)
+    data = Path(tempfile.mkdtemp(prefix="suggest-bench-"))
+    try:
+        print(json.dumps(run(args, data)), flush=True)
+    finally:
+        if args.keep_data:
+            print(f"data directory kept: {data}", file=sys.stderr)
+        else:
+            shutil.rmtree(data, ignore_errors=True)
 
 
 if __name__ == "__main__":
