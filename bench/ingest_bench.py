@@ -6,7 +6,10 @@ Starts ``foldwise serve`` (no embedded worker) on a fresh database, then measure
   and in batches (``POST /api/documents/batch``), in documents per second;
 * the latency of listing the whole tree with its documents
   (``GET /api/folders/tree?include_documents=true``) with 10,000 documents in 100 folders:
-  median and 95th percentile over repeated requests.
+  median and 95th percentile over repeated requests;
+* with ``--browser``, the web UI's load of that tree in Debian's Chromium (``loadTree``: both
+  reads, the page's model of every document, the drawing): the first after login and the
+  median of five more, with their parts.
 
 On SQLite (a file in a temporary data directory) and on PostgreSQL (a scratch database on the
 server given by ``--pg``; skipped if it does not answer). Documents are ~2 KB slices of the
@@ -14,6 +17,7 @@ python-docs corpus, all distinct. Usage::
 
     python bench/ingest_bench.py                    # full run, both databases
     python bench/ingest_bench.py --docs 500 --tree-docs 1000 --databases sqlite   # quick
+    python bench/ingest_bench.py --databases sqlite --docs 200 --tree-docs 100000 --browser
 """
 
 from __future__ import annotations
@@ -56,6 +60,11 @@ def documents(n: int, size: int = 2000, corpus: Path = DEFAULT_CORPUS) -> list[d
     return out
 
 
+BENCH_PASSWORD = "bench password of the ingest bench"
+CHROMIUM = Path("/usr/bin/chromium")
+UI_RELOADS = 5
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -78,7 +87,11 @@ def server(database_url: str, data_dir: Path) -> Iterator[tuple[str, dict[str, s
     cli = [sys.executable, "-m", "foldwise.cli"]
     subprocess.run([*cli, "db", "upgrade"], env=env, check=True, capture_output=True)
     token = subprocess.run(
-        [*cli, "users", "create", "bench"], env=env, check=True, capture_output=True, text=True
+        [*cli, "users", "create", "bench", "--password", BENCH_PASSWORD],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout.strip()
     port = _free_port()
     proc = subprocess.Popen(
@@ -163,6 +176,38 @@ def tree_latency(
     return out
 
 
+def ui_tree_load(base: str) -> dict[str, float]:
+    """The web UI's tree load (ms) in Chromium, logged in as the bench user: the first after
+    login and the median of ``UI_RELOADS`` more (``window.foldwise.loadTree``), each with its
+    parts as the page times them (fetch of both reads, build of its model, drawing)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--headless"])
+        try:
+            page = browser.new_page(base_url=base, viewport={"width": 1360, "height": 860})
+            page.set_default_timeout(120_000)
+            page.goto("/")
+            page.fill("#login-name", "bench")
+            page.fill("#login-password", BENCH_PASSWORD)
+            page.click("#login-submit")
+            page.wait_for_function("() => (window.foldwise?.state?.timings ?? null) !== null")
+            first = page.evaluate("window.foldwise.state.timings")
+            again = [
+                page.evaluate(
+                    "async () => { await window.foldwise.loadTree();"
+                    " return window.foldwise.state.timings; }"
+                )
+                for _ in range(UI_RELOADS)
+            ]
+        finally:
+            browser.close()
+    out = {f"ui_first_{k}_ms": float(v) for k, v in first.items()}
+    for k in first:
+        out[f"ui_reload_{k}_p50_ms"] = statistics.median(float(t[k]) for t in again)
+    return out
+
+
 UrlFactory = Callable[[Path], AbstractContextManager[str]]
 
 
@@ -183,6 +228,8 @@ def run(database: str, url_for: UrlFactory, args: argparse.Namespace) -> dict[st
                 result["batch_docs_per_s"] = ingest_batch(client, docs)
             else:
                 result.update(tree_latency(client, tree_docs, args.repeats))
+                if args.browser:
+                    result.update(ui_tree_load(base))
         print(f"  {database} {mode}: done", file=sys.stderr)
     return result
 
@@ -219,7 +266,14 @@ def main() -> None:
     parser.add_argument("--databases", default="sqlite,postgresql")
     parser.add_argument("--pg", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--out", type=Path, default=Path("bench/out/ingest.json"))
+    parser.add_argument(
+        "--browser",
+        action="store_true",
+        help=f"also time the web UI's tree load in {CHROMIUM} (Playwright)",
+    )
     args = parser.parse_args()
+    if args.browser and not CHROMIUM.exists():
+        parser.error(f"--browser needs {CHROMIUM} (apt-get install -y chromium)")
     results: dict[str, object] = {
         "docs": args.docs,
         "tree_docs": args.tree_docs,
