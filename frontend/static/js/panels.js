@@ -211,7 +211,7 @@ export function openFolder(key, { keepScroll = false } = {}) {
   const subs = f.children.map((c) => `<li data-folder="${esc(c.key)}" tabindex="0"><span class="icon folder"></span> <span class="title" title="${esc(c.name)}">${esc(c.name)}</span>` +
     ` <span class="muted small">${c.total}</span></li>`).join("");
   let head = "";
-  // Proposed subfolders inside it: the person may take it with them or as one folder.
+  // A proposal with proposed subfolders can be accepted with them, or as one folder.
   const divided = f.children.some((c) => c.kind === "proposed");
   if (f.kind === "proposed") {
     head = '<div class="where proposal-card" id="proposal-card"><div><strong>A new folder?</strong> ' +
