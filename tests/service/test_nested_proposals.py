@@ -73,6 +73,11 @@ def _where(client: TestClient, h: dict[str, str]) -> dict[int, Any]:
     return {p["document_id"]: p["folder_id"] for p in tree["placements"]}
 
 
+def _critique(client: TestClient, h: dict[str, str], **body: Any) -> Any:
+    """``POST /api/critiques`` with ``body`` as the caller of ``h``."""
+    return client.post("/api/critiques", json=body, headers=h)
+
+
 def _user(rt: Runtime) -> tuple[dict[str, str], int, list[int], list[int]]:
     alice = seed_user(rt, "alice", filed={"python-howtos": 4}, new={"the-python-tutorial": 6})
     new = sorted(alice["new"]["the-python-tutorial"])
@@ -120,12 +125,10 @@ def test_a_nested_proposal_is_accepted_or_rejected_with_its_parent(
 ) -> None:
     h, outer, inner, parent, child = _nested_version(client, rt)
     for kind in ("accept", "reject"):
-        refused = client.post(
-            "/api/critiques", json={"kind": kind, "proposal_id": child}, headers=h
-        )
+        refused = _critique(client, h, kind=kind, proposal_id=child)
         assert refused.status_code == 409 and parent in refused.json()["detail"], refused.text
 
-    made = client.post("/api/critiques", json={"kind": "accept", "proposal_id": parent}, headers=h)
+    made = _critique(client, h, kind="accept", proposal_id=parent)
     assert made.status_code == 201, made.text
     assert sorted(made.json()["filed_document_ids"]) == sorted(outer + inner)
     with rt.sessions() as session:
@@ -136,11 +139,7 @@ def test_a_nested_proposal_is_accepted_or_rejected_with_its_parent(
     assert [filed[d] for d in outer + inner] == [top.id] * 3 + [sub.id] * 3
     assert _proposed(client, h) == {}
     # The child went with its parent: it cannot be critiqued on its own any more.
-    late = client.post(
-        "/api/critiques",
-        json={"kind": "not_in", "proposal_id": child, "document_id": inner[0]},
-        headers=h,
-    )
+    late = _critique(client, h, kind="not_in", proposal_id=child, document_id=inner[0])
     assert late.status_code == 409 and "already" in late.json()["detail"]
 
     undone = client.delete(f"/api/critiques/{made.json()['id']}", headers=h).json()
@@ -157,17 +156,11 @@ def test_a_proposal_accepted_undivided_is_one_folder_without_its_nested_ones(
     client: TestClient, rt: Runtime
 ) -> None:
     h, outer, inner, parent, _child = _nested_version(client, rt)
-    bad = client.post(
-        "/api/critiques",
-        json={"kind": "accept", "proposal_id": parent, "subfolders": "maybe"},
-        headers=h,
-    )
+    bad = _critique(client, h, kind="accept", proposal_id=parent, subfolders="maybe")
     assert bad.status_code == 422 and "subfolders" in bad.text
 
-    made = client.post(
-        "/api/critiques",
-        json={"kind": "rename", "proposal_id": parent, "name": "all-in-one", "subfolders": False},
-        headers=h,
+    made = _critique(
+        client, h, kind="rename", proposal_id=parent, name="all-in-one", subfolders=False
     )
     assert made.status_code == 201, made.text
     with rt.sessions() as session:
@@ -188,20 +181,14 @@ def test_a_document_taken_out_of_a_nested_proposal_leaves_its_parent_too(
     client: TestClient, rt: Runtime
 ) -> None:
     h, outer, inner, parent, child = _nested_version(client, rt)
-    made = client.post(
-        "/api/critiques",
-        json={"kind": "not_in", "proposal_id": child, "document_id": inner[0]},
-        headers=h,
-    )
+    made = _critique(client, h, kind="not_in", proposal_id=child, document_id=inner[0])
     assert made.status_code == 201, made.text
     after = _proposed(client, h)
     assert after["inner-topic"]["document_ids"] == inner[1:]
     assert after["outer-topic"]["document_ids"] == sorted(outer + inner[1:])
     assert not isinstance(_where(client, h)[inner[0]], str)
     # Accepting the parent now files the others only.
-    accepted = client.post(
-        "/api/critiques", json={"kind": "accept", "proposal_id": parent}, headers=h
-    ).json()
+    accepted = _critique(client, h, kind="accept", proposal_id=parent).json()
     assert sorted(accepted["filed_document_ids"]) == sorted(outer + inner[1:])
 
 
