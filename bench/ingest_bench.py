@@ -38,7 +38,7 @@ from pathlib import Path
 
 import httpx
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "python-docs"
+from default_corpus import PYTHON_DOCS as DEFAULT_CORPUS
 
 
 def documents(n: int, size: int = 2000, corpus: Path = DEFAULT_CORPUS) -> list[dict[str, str]]:

@@ -39,6 +39,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import normalize
 from sklearn.svm import LinearSVC
 
+from default_corpus import PYTHON_DOCS as DEFAULT_CORPUS
 from foldwise.core import (
     IHAC,
     BiiHAC,
@@ -48,8 +49,6 @@ from foldwise.core import (
     proposal_f_score,
     text_features,
 )
-
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "python-docs"
 
 
 def load_corpus(root: Path) -> tuple[list[str], list[FolderPath]]:

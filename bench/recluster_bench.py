@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "python-docs"
+from default_corpus import PYTHON_DOCS as DEFAULT_CORPUS
 
 
 def collection(
@@ -134,7 +134,7 @@ def run_mode(mode: str, args: argparse.Namespace, data: Path) -> dict[str, Any]:
         from synthetic_archive import collection as generated
 
         entries, fresh = generated(
-            DEFAULT_CORPUS, tuple(args.synthetic), args.filed, args.new, seed=args.seed
+            args.corpus, tuple(args.synthetic), args.filed, args.new, seed=args.seed
         )
         args.folders = len({e[0] for e in entries})
     else:

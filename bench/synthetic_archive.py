@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "python-docs"
+from default_corpus import PYTHON_DOCS as DEFAULT_CORPUS
 
 #: Share of a document's words drawn from the whole vocabulary; the rest comes from the
 #: topic words of its folder and of each ancestor, split evenly. At .88 a plain one-vs-rest
