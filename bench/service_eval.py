@@ -77,6 +77,45 @@ def _targets(tree: dict[str, Any]) -> dict[int, int | str | None]:
     return {p["document_id"]: p["folder_id"] for p in tree["placements"]}
 
 
+def _changed_by_feedback(
+    before: dict[str, Any],
+    after: dict[str, Any],
+    docs: list[int],
+    truth: dict[int, FolderPath],
+    folder_path: dict[int, FolderPath],
+) -> list[dict[str, Any]]:
+    """Each of ``docs`` whose place differs after feedback: its true folder, and where it was
+    and is (a folder path, ``proposal:<name>`` or None) with the confidence shown."""
+
+    def where(tree: dict[str, Any]) -> dict[int, tuple[str | None, float | None]]:
+        names = {f["id"]: f["name"] for f in tree["folders"] if f["kind"] == "proposed"}
+        out: dict[int, tuple[str | None, float | None]] = {}
+        for p in tree["placements"]:
+            target = p["folder_id"]
+            label = (
+                f"proposal:{names.get(target)}"
+                if isinstance(target, str)
+                else "/".join(folder_path[target])
+                if isinstance(target, int) and target in folder_path
+                else None
+            )
+            out[p["document_id"]] = (label, p.get("confidence"))
+        return out
+
+    was, now = where(before), where(after)
+    return [
+        {
+            "truth": "/".join(truth[d]),
+            "before": was.get(d, (None, None))[0],
+            "before_confidence": was.get(d, (None, None))[1],
+            "after": now.get(d, (None, None))[0],
+            "after_confidence": now.get(d, (None, None))[1],
+        }
+        for d in docs
+        if was.get(d, (None, None))[0] != now.get(d, (None, None))[0]
+    ]
+
+
 def _proposal_members(tree: dict[str, Any]) -> list[set[int]]:
     """Member sets of every proposal, each with its nested proposals' documents."""
     proposed = {f["id"]: f for f in tree["folders"] if f["kind"] == "proposed"}
@@ -315,6 +354,8 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             "misplaced_before": mis_before,
             "misplaced_after": mis_after,
             "misplaced_change": relative(mis_after, mis_before),
+            # JSON only: the documents nobody critiqued whose place feedback changed.
+            "changed_by_feedback": _changed_by_feedback(before, after, rest, truth, folder_path),
             "svm_misplaced_before": svm_mis_before,
             "svm_misplaced_after": svm_mis_after,
             "svm_misplaced_change": relative(svm_mis_after, svm_mis_before),
