@@ -83,9 +83,9 @@ def _changed_by_feedback(
     docs: list[int],
     truth: dict[int, FolderPath],
     folder_path: dict[int, FolderPath],
-) -> list[dict[str, Any]]:
-    """Each of ``docs`` whose place differs after feedback: its true folder, and where it was
-    and is (a folder path, ``proposal:<name>`` or None) with the confidence shown."""
+) -> list[tuple[int, dict[str, Any]]]:
+    """Each of ``docs`` whose place differs after feedback, with its true folder and where it
+    was and is (a folder path, ``proposal:<name>`` or None) with the confidence shown."""
 
     def where(tree: dict[str, Any]) -> dict[int, tuple[str | None, float | None]]:
         names = {f["id"]: f["name"] for f in tree["folders"] if f["kind"] == "proposed"}
@@ -104,13 +104,16 @@ def _changed_by_feedback(
 
     was, now = where(before), where(after)
     return [
-        {
-            "truth": "/".join(truth[d]),
-            "before": was.get(d, (None, None))[0],
-            "before_confidence": was.get(d, (None, None))[1],
-            "after": now.get(d, (None, None))[0],
-            "after_confidence": now.get(d, (None, None))[1],
-        }
+        (
+            d,
+            {
+                "truth": "/".join(truth[d]),
+                "before": was.get(d, (None, None))[0],
+                "before_confidence": was.get(d, (None, None))[1],
+                "after": now.get(d, (None, None))[0],
+                "after_confidence": now.get(d, (None, None))[1],
+            },
+        )
         for d in docs
         if was.get(d, (None, None))[0] != now.get(d, (None, None))[0]
     ]
@@ -355,7 +358,14 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             "misplaced_after": mis_after,
             "misplaced_change": relative(mis_after, mis_before),
             # JSON only: the documents nobody critiqued whose place feedback changed.
-            "changed_by_feedback": _changed_by_feedback(before, after, rest, truth, folder_path),
+            "changed_by_feedback": [
+                {"path": corpus.paths[text_of[d]], **change}
+                for d, change in _changed_by_feedback(before, after, rest, truth, folder_path)
+            ],
+            # JSON only: what the simulated person moved, to read the changes above by.
+            "moved_paths": sorted(
+                f"{corpus.paths[text_of[d]]} -> {'/'.join(truth[d])}" for d in moved
+            ),
             "svm_misplaced_before": svm_mis_before,
             "svm_misplaced_after": svm_mis_after,
             "svm_misplaced_change": relative(svm_mis_after, svm_mis_before),
