@@ -103,20 +103,22 @@ def _changed_by_feedback(
         return out
 
     was, now = where(before), where(after)
-    return [
-        (
-            d,
-            {
-                "truth": "/".join(truth[d]),
-                "before": was.get(d, (None, None))[0],
-                "before_confidence": was.get(d, (None, None))[1],
-                "after": now.get(d, (None, None))[0],
-                "after_confidence": now.get(d, (None, None))[1],
-            },
+    changes = []
+    for d in docs:
+        (place, confidence), (place_after, confidence_after) = (
+            was.get(d, (None, None)),
+            now.get(d, (None, None)),
         )
-        for d in docs
-        if was.get(d, (None, None))[0] != now.get(d, (None, None))[0]
-    ]
+        if place != place_after:
+            change = {
+                "truth": "/".join(truth[d]),
+                "before": place,
+                "before_confidence": confidence,
+                "after": place_after,
+                "after_confidence": confidence_after,
+            }
+            changes.append((d, change))
+    return changes
 
 
 def _proposal_members(tree: dict[str, Any]) -> list[set[int]]:

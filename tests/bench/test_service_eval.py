@@ -147,6 +147,15 @@ def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
     assert run["questions_asked"] <= 3 and run["critique_violations"] == 0
     assert len(run["known_in_proposals_paths"]) == run["known_in_proposals"]
     assert len(run["known_in_proposals_after_paths"]) == run["known_in_proposals_after"]
+    assert len(run["moved_paths"]) == run["moves"]
+    # A document listed as changed by feedback is in another place after it, and the
+    # listed changes account for every change of right and wrong among those documents.
+    changed = run["changed_by_feedback"]
+    assert all(c["before"] != c["after"] for c in changed)
+    gained = sum(c["after"] == c["truth"] for c in changed)
+    lost = sum(c["before"] == c["truth"] for c in changed)
+    rise = run["misplaced_after"] - run["misplaced_before"]
+    assert (lost > gained, lost == gained) == (rise > 1e-9, abs(rise) <= 1e-9), (changed, rise)
     placed = run["hidden_placed"]
     assert placed["proposal"] + placed["existing"] + placed["top"] == run["hidden_new"]
     assert len(placed["existing_folders"]) == placed["existing"]
