@@ -6,6 +6,8 @@ that the nesting is known exactly (a recluster of a tiny corpus nests nothing)."
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 from sqlalchemy import select
@@ -76,7 +78,10 @@ def test_a_nested_proposal_is_accepted_with_the_outer_one(
 ) -> None:
     _open_nested_proposal(page, user, server)
     outer = folder(page, "garden-notes", "proposed")
-    expect(outer.locator(":scope > .proposal-bar .act-accept")).to_have_count(1)
+    accept = outer.locator(":scope > .proposal-bar .act-accept")
+    expect(accept).to_have_count(1)
+    # Its tooltip says that Accept brings the proposed subfolders along.
+    expect(accept).to_have_attribute("title", re.compile("with its proposed subfolders"))
     outer.locator(":scope > .row").click()
     page.keyboard.press("ArrowRight")
     inner = folder(page, "seed-notes", "proposed")

@@ -168,7 +168,10 @@ export function folderHtml(f, depth, out) {
       `<span class="terms" title="top terms">${esc(f.terms.slice(0, 6).join(" · "))}</span>` +
       (f.pending ? '<span class="muted small">saving…</span>'
         : f.nested ? '<span class="muted small nested-note">a subfolder of the proposal above: accept or reject that one</span>'
-        : '<span class="proposal-actions"><button class="small act-accept" title="Make it a real folder">Accept</button>' +
+        : '<span class="proposal-actions"><button class="small act-accept" title="' +
+          (f.children.some((c) => c.kind === "proposed")
+            ? "Make it a real folder, with its proposed subfolders (its page offers it as one folder too)"
+            : "Make it a real folder") + '">Accept</button>' +
           '<button class="small act-rename" title="Accept under another name">Rename</button>' +
           '<button class="small danger act-reject" title="Reject: no folder is made; its documents stay unfiled">Reject</button></span>') +
       "</div>"
