@@ -46,11 +46,9 @@ import argparse
 import json
 import os
 import resource
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -59,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from default_corpus import PYTHON_DOCS as DEFAULT_CORPUS
+from scratch import scratch_directory
 
 
 def collection(
@@ -479,15 +478,8 @@ def main() -> None:
     if args.new_folder < 0 or args.moves < 0:
         parser.error("--moves and --new-folder must be >= 0")
     for mode in args.modes.split(","):
-        # At 100,000 documents a run's database, blobs and models take about 1 GB.
-        data = Path(tempfile.mkdtemp(prefix=f"recluster-bench-{mode}-"))
-        try:
+        with scratch_directory(f"recluster-bench-{mode}-", args.keep_data) as data:
             print(json.dumps(run_mode(mode, args, data)), flush=True)
-        finally:
-            if args.keep_data:
-                print(f"{mode}: data directory kept: {data}", file=sys.stderr)
-            else:
-                shutil.rmtree(data, ignore_errors=True)
 
 
 if __name__ == "__main__":

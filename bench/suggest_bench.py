@@ -22,9 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import sys
-import tempfile
 import time
 import uuid
 from pathlib import Path
@@ -33,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from recluster_bench import DEFAULT_CORPUS, collection
+from scratch import scratch_directory
 
 
 def percentiles(values: list[float]) -> dict[str, float]:
@@ -219,14 +217,8 @@ def main() -> None:
     parser.add_argument("--r-max", type=int, default=10)
     parser.add_argument("--keep-data", action="store_true", help="keep the data directory")
     args = parser.parse_args()
-    data = Path(tempfile.mkdtemp(prefix="suggest-bench-"))
-    try:
+    with scratch_directory("suggest-bench-", args.keep_data) as data:
         print(json.dumps(run(args, data)), flush=True)
-    finally:
-        if args.keep_data:
-            print(f"data directory kept: {data}", file=sys.stderr)
-        else:
-            shutil.rmtree(data, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ import { renderInbox } from "./inbox.js";
 import { latestCritique, removeUploaded } from "./manage.js";
 import { undoCritique } from "./side.js";
 import { startRecluster } from "./jobs.js";
-import { folderKey, refreshTree } from "./tree.js";
+import { folderKey, hasProposedParts, refreshTree } from "./tree.js";
 import { $, $$, PREVIEW_CHARS, esc, pct, plural, saveView, state } from "./util.js";
 
 /* ------------------------------------------------------ document panel */
@@ -212,7 +212,7 @@ export function openFolder(key, { keepScroll = false } = {}) {
     ` <span class="muted small">${c.total}</span></li>`).join("");
   let head = "";
   // A proposal with proposed subfolders can be accepted with them, or as one folder.
-  const divided = f.children.some((c) => c.kind === "proposed");
+  const divided = hasProposedParts(f);
   if (f.kind === "proposed") {
     head = '<div class="where proposal-card" id="proposal-card"><div><strong>A new folder?</strong> ' +
       `Foldwise found ${f.total} documents that fit none of your folders well` +

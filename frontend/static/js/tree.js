@@ -17,6 +17,9 @@ import { $, $$, esc, pct, plural, saveView, state } from "./util.js";
 export const folderKey = (id) => (typeof id === "string" ? `p:${id}` : `f:${id}`);
 export const docKey = (id) => `d:${id}`;
 
+/** Whether proposal ``f`` holds proposed subfolders (accepting it makes them real too). */
+export const hasProposedParts = (f) => f.children.some((c) => c.kind === "proposed");
+
 export function emptyFolder(key, fields) {
   return { key, children: [], docs: [], total: 0, fresh: 0, ...fields };
 }
@@ -169,7 +172,7 @@ export function folderHtml(f, depth, out) {
       (f.pending ? '<span class="muted small">saving…</span>'
         : f.nested ? '<span class="muted small nested-note">a subfolder of the proposal above: accept or reject that one</span>'
         : '<span class="proposal-actions"><button class="small act-accept" title="' +
-          (f.children.some((c) => c.kind === "proposed")
+          (hasProposedParts(f)
             ? "Make it a real folder, with its proposed subfolders (its page offers it as one folder too)"
             : "Make it a real folder") + '">Accept</button>' +
           '<button class="small act-rename" title="Accept under another name">Rename</button>' +

@@ -117,11 +117,11 @@ def _apply(
             name = body.name if isinstance(body, RenameCritique) else proposal.name
             created = folders.create_folder(session=session, user=user, name=name, parent_id=parent)
             critique.name, critique.folder_id = created.name, created.id
-            subfolders: list[int] = []
+            made_subfolders: list[int] = []
             # Each member goes to the folder of the innermost proposal holding it, or all to
             # the one folder where the person accepts it undivided.
             targets = (
-                _accept_parts(session, user, proposal, created.id, subfolders)
+                _accept_parts(session, user, proposal, created.id, made_subfolders)
                 if body.subfolders
                 else {}
             )
@@ -132,9 +132,9 @@ def _apply(
             for folder_id, docs in by_folder.items():
                 filed |= filing.file_documents(session, docs, folder_id)
             undo = {"filed": filed, "target": created.id, "created_folder_id": created.id}
-            if subfolders:
+            if made_subfolders:
                 undo["targets"] = {str(d): f for d, f in targets.items() if str(d) in filed}
-                undo["created_folder_ids"] = subfolders
+                undo["created_folder_ids"] = made_subfolders
     elif isinstance(body, CloserCritique):
         if len({body.a, body.b, body.c}) < 3:
             raise InvalidInputError("a, b and c must be three different documents")
