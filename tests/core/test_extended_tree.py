@@ -180,15 +180,18 @@ def test_learned_weights_shape_names_and_cohesion():
     labels = label_some(truth, 5, {("music",)}, seed=9)
     Z = linkage(pdist(X.toarray(), "cosine"), "average")
     plain = extended_tree(Z, X, labels, term_names=names)
-    named = max(plain.proposals(), key=lambda p: len(p.documents))
+    # Proposed subfolders are named on the rows without the weights (``_subfolders``); the
+    # weights name the proposals in the person's folders.
+    (named,) = [p for p in plain.proposals() if p.parent == ()]
     # Weight 0 (000 eq. 3) on the terms that named the proposal: they cannot name it now.
     w = np.ones(X.shape[1])
     dropped = [names.index(t) for t in named.terms]
     w[dropped] = 0.0
     w *= X.shape[1] / w.sum()
     weighted = extended_tree(Z, X, labels, term_names=names, weights=w)
-    assert weighted.proposals()
-    for p in weighted.proposals():
+    tops = [p for p in weighted.proposals() if p.parent == ()]
+    assert tops
+    for p in tops:
         assert not set(p.terms) & set(named.terms)
 
 
@@ -543,3 +546,46 @@ def test_a_new_topic_of_a_small_archive_is_proposed_when_the_neighbourhood_test_
         min_proposal_size=3,
     )  # fmt: skip
     assert proposal_f_score(tree, {"music": new}) >= 0.8
+
+
+def _weights_blind_to(names, prefixes):
+    """Term weights as learned on folders that never needed the terms of ``prefixes``: 0 on
+    those, the rest equal (sum = n_terms, 000 eq. 3)."""
+    w = np.array([0.0 if n.startswith(prefixes) else 1.0 for n in names])
+    return w * len(w) / w.sum()
+
+
+SPORTS = (("sport", "football"), ("sport", "tennis"), ("sport", "golf"))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_a_hidden_subtree_is_divided_into_its_folders_on_the_plain_rows(seed):
+    """The learned weights serve the person's folders: terms that only separate the hidden
+    folders from each other get none. The proposal of the hidden subtree is divided into
+    subfolders on the unweighted rows, each of one hidden folder and named by its terms.
+    (Under the weights, as before, it stayed one proposal of all three.)"""
+    X, names, truth = topic_corpus(seed=seed)
+    labels = label_some(truth, 5, set(SPORTS), seed=seed)
+    w = _weights_blind_to(names, tuple("_".join(f) for f in SPORTS))
+    Z = linkage(pdist(X.toarray() * np.sqrt(w), "cosine"), "average")
+    tree = extended_tree(Z, X, labels, weights=w, term_names=names)
+    (outer,) = [p for p in tree.proposals() if p.parent == ()]
+    inner = [p for p in tree.proposals() if p.parent == outer.path]
+    covered = set()
+    for p in inner:
+        (folder,) = {truth[i] for i in tree.subtree_documents(p.path)}
+        covered.add(folder)
+        # Named by its own terms, which the weights ignore, and by no other sport's.
+        own = "_".join(folder)
+        assert any(t.startswith(own) for t in p.terms)
+        assert not any(t.startswith("sport_") and not t.startswith(own) for t in p.terms)
+    assert covered == set(SPORTS)
+
+
+def test_a_hidden_folder_of_one_topic_is_not_divided():
+    """A proposal as cohesive as a quarter of the person's folders stays one folder, however
+    tight some of its documents are among themselves."""
+    for seed in range(6):
+        tree, *_ = _tree(seed, {("music",)})
+        (proposal,) = tree.proposals()
+        assert proposal.parent == ()

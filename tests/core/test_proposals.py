@@ -19,6 +19,7 @@ def _context(rows: np.ndarray, labels: list[tuple[str, ...] | None]) -> _Context
     labeled = np.array([f is not None for f in labels])
     return _Context(
         Xw=Xw,
+        plain=Xw,
         labeled=labeled,
         proba=np.zeros((n, len(folders))),
         placed=None,  # type: ignore[arg-type]  # not read by _merge

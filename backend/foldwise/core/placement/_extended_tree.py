@@ -258,10 +258,11 @@ def extended_tree(
     n_name_terms, n_explain_terms : int
         Terms in a proposal's name and in a placement's explanation.
     nested_proposals : bool, default=True
-        Split a proposal into proposed subfolders where the dendrogram divides it like two
-        sibling folders of the person's hierarchy (the service serves them nested,
-        docs/placement.md "Nested proposals"). ``False`` gives flat proposals: each holds
-        every document of its topic, under the same name.
+        Divide a proposal into proposed subfolders where its documents form groups as
+        cohesive as the person's folders typically are, on ``X`` without the weights (the
+        service serves them nested, docs/placement.md "Subfolders of a proposal").
+        ``False`` gives flat proposals: each holds every document of its topic, under the
+        same name.
     filed_features : sparse matrix or ndarray of shape (n_filed, n_placement_terms), optional
         Placement-feature rows of every filed document the placement model trained on (not
         only the dendrogram's exemplars). With them, a new document whose nearest
@@ -356,6 +357,9 @@ def extended_tree(
 
     # Weighted unit rows: cohesion and affinity are average weighted cosines (000 eq. 2).
     Xw = sp.csr_matrix(normalize(X @ sp.diags(np.sqrt(w))))
+    # Without the weights: where a proposal divides into subfolders, and what names those
+    # (``_subfolders``: the weights serve the person's folders, not a new topic's parts).
+    plain = sp.csr_matrix(normalize(X))
     groups = find_proposals(
         Z,
         Xw,
@@ -369,6 +373,7 @@ def extended_tree(
         novel=novel,
         refinements=refinements,
         neighbourhood_p=p_values,
+        plain=plain,
     )
     groups = honour_critiques(groups, rejected, taken_out)
 
@@ -386,9 +391,11 @@ def extended_tree(
     in_proposal: dict[int, tuple[FolderPath, FolderPath]] = {}  # -> (proposal, its existing parent)
     background = np.asarray(Xw.mean(axis=0)).ravel()
 
-    def emit(group: Group, parent: FolderPath, context: NDArray[np.float64]) -> None:
+    def emit(
+        group: Group, parent: FolderPath, context: NDArray[np.float64], rows: sp.csr_matrix
+    ) -> None:
         members = np.array(group.members)
-        centroid = np.asarray(Xw[members].mean(axis=0)).ravel()
+        centroid = np.asarray(rows[members].mean(axis=0)).ravel()
         # 003 sec. 3.2 names a cluster by its typical terms; subtracting the context (the
         # collection, or the enclosing proposal) keeps words every document uses out of it.
         top = np.argsort(-(centroid - context), kind="stable")[:n_name_terms]
@@ -403,8 +410,11 @@ def extended_tree(
         proposals.append(TreeFolder(path, "proposed", docs, terms, group.cohesion, group.affinity))
         for i in docs:
             in_proposal[i] = (path, group.parent)
-        for part in parts:
-            emit(part, path, centroid)
+        if parts:
+            # Subfolders are named on the rows they were found on, against this proposal.
+            inner = np.asarray(plain[members].mean(axis=0)).ravel()
+            for part in parts:
+                emit(part, path, inner, plain)
 
     for group in groups:
         context = background
@@ -414,7 +424,7 @@ def extended_tree(
                 i for i, f in enumerate(labels) if f and f[: len(group.parent)] == group.parent
             ]
             context = np.asarray(Xw[inside].mean(axis=0)).ravel()
-        emit(group, group.parent, context)
+        emit(group, group.parent, context, Xw)
 
     placements: list[DocumentPlacement] = []
     label_sums, label_counts = _label_sums(Xw, labels, placement.folders_)

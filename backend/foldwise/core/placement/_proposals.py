@@ -21,10 +21,10 @@ filed documents (a hidden sibling of that folder) are clustered again on their o
 (:func:`_regroup`).
 
 Pieces of one topic that a stray document separated in the dendrogram are joined when they
-are closer to each other than to any existing folder. A proposal is split into subfolders
-where the dendrogram divides it into parts as far apart as two sibling folders of the
-person's own hierarchy typically are: the person's granularity decides how fine proposals
-get, not a constant.
+are closer to each other than to any existing folder. A proposal less cohesive than
+three quarters of the person's folders is divided into subfolders where its documents form
+groups as cohesive as their median (``_subfolders``): the person's granularity decides how
+fine proposals get, not a constant.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from foldwise.core.placement._levels import (
     folder_tree,
 )
 from foldwise.core.placement._novelty import ALPHA
+from foldwise.core.placement._subfolders import FolderCohesion, folder_like_parts
 
 # Smallest group that may be a piece of a proposal: the cohesion of a pair is one cosine,
 # too noisy to call a topic.
@@ -60,7 +61,6 @@ class Group:
     parent: FolderPath
     cohesion: float
     affinity: float
-    node: int = -1
     parts: tuple[Group, ...] = ()
     # A subfolder refining ``parent`` whose documents the model files there (001 Fig. 1 B, C).
     refines: bool = False
@@ -96,6 +96,8 @@ class _Context:
     """What every step of the search reads; built once per call."""
 
     Xw: sp.csr_matrix
+    #: Unit rows without the learned term weights: where a proposal divides (``_subfolders``).
+    plain: sp.csr_matrix
     labeled: NDArray[np.bool_]
     proba: NDArray[np.float64]
     placed: Placement
@@ -180,6 +182,7 @@ def find_proposals(
     novel: NDArray[np.bool_] | None = None,
     refinements: bool = False,
     neighbourhood_p: NDArray[np.float64] | None = None,
+    plain: sp.csr_matrix | None = None,
 ) -> list[Group]:
     """Proposed folders, each a :class:`Group` with its parent folder.
 
@@ -210,6 +213,9 @@ def find_proposals(
         whatever the classifier says; above ``CLASSIFIER_PATH_LEVEL``, the classifier's
         tests alone cannot let it in (:meth:`_Context.unclaimed`). Without it, the
         classifier's tests decide alone.
+    plain : sparse matrix of shape (n_docs, n_terms'), optional
+        Unit rows of the documents without the learned term weights, where a proposal is
+        divided into subfolders (``_subfolders``); ``Xw`` if omitted.
     """
     n = Xw.shape[0]
     if n < 2:
@@ -226,6 +232,7 @@ def find_proposals(
     new = ~labeled
     ctx = _Context(
         Xw=Xw,
+        plain=Xw if plain is None else sp.csr_matrix(plain),
         labeled=labeled,
         proba=proba,
         placed=placed,
@@ -247,9 +254,9 @@ def find_proposals(
     groups = _search(ctx, Z, labels, max_labeled_share)
     groups = _absorb(ctx, _merge(ctx, groups, min_size))
     groups = _merge(ctx, groups + _regroup(ctx, {d for g in groups for d in g.members}), min_size)
-    split_below = _sibling_similarity(ctx, labels)
+    folder_cohesion = FolderCohesion.of(ctx.plain, labels)
     groups = [
-        _split(ctx, _prune(g, min_size), split_below, min_size)
+        _divide(ctx, _prune(g, min_size), folder_cohesion, min_size)
         for g in groups
         if len(g.members) >= min_size
     ]
@@ -376,7 +383,7 @@ def _prune(group: Group, min_size: int) -> Group:
     parts = tuple(_prune(p, min_size) for p in group.parts if len(p.members) >= min_size)
     if len(parts) < 2:
         parts = ()
-    return Group(group.members, group.parent, group.cohesion, group.affinity, group.node, parts)
+    return Group(group.members, group.parent, group.cohesion, group.affinity, parts)
 
 
 def _search(
@@ -445,7 +452,7 @@ def _qualify(ctx: _Context, v: int, anchor: FolderPath) -> Group | None:
     # subtrees collect mass without evidence). The other is the dendrogram: the folder of
     # the labeled documents the group meets first (docs/architecture.md sec. 6).
     parent = common_prefix(_posterior_parent(ctx, members), anchor)
-    return Group(tuple(int(d) for d in members), parent, cohesion, affinity, node=v)
+    return Group(tuple(int(d) for d in members), parent, cohesion, affinity)
 
 
 def _regroup(ctx: _Context, taken: set[int]) -> list[Group]:
@@ -637,62 +644,21 @@ def _with_members(ctx: _Context, group: Group, members: tuple[int, ...]) -> Grou
         group.parent,
         _cohesion(s, m),
         ctx.affinity(s, m),
-        group.node,
         tuple(parts),
     )
 
 
-def _sibling_similarity(ctx: _Context, labels: Sequence[FolderPath | None]) -> float:
-    """Median average cosine between two sibling folders of the person's hierarchy.
-
-    Returns -inf (never split) when the hierarchy has no two sibling folders with documents.
-    """
-    filed = sorted({f for f in labels if f is not None})
-    sums = {f: ctx.sum_of([i for i, g in enumerate(labels) if g == f]) for f in filed}
-    counts = {f: sum(1 for g in labels if g == f) for f in filed}
-    values = [
-        float(sums[a] @ sums[b]) / (counts[a] * counts[b])
-        for i, a in enumerate(filed)
-        for b in filed[i + 1 :]
-        if a and b and a[:-1] == b[:-1]
-    ]
-    return float(np.median(values)) if values else -np.inf
-
-
-def _split(ctx: _Context, group: Group, split_below: float, min_size: int) -> Group:
-    """Proposed subfolders where the dendrogram divides ``group`` like sibling folders."""
+def _divide(ctx: _Context, group: Group, folders: FolderCohesion, min_size: int) -> Group:
+    """``group`` with proposed subfolders where it holds groups as cohesive as the person's
+    folders (``_subfolders.folder_like_parts``). Pieces joined by ``_merge`` stay its parts,
+    each divided in turn."""
     if group.parts:
-        return replace(
-            group, parts=tuple(_split(ctx, p, split_below, min_size) for p in group.parts)
-        )
-    if group.node < ctx.n:
-        return group
-    members = set(group.members)
-    v = group.node
-    while v >= ctx.n:
-        a, b = ctx.children[v]
-        A = [d for d in ctx.leaves(a) if d in members]
-        B = [d for d in ctx.leaves(b) if d in members]
-        if len(A) >= min_size and len(B) >= min_size:
-            cross = float(ctx.sum_of(A) @ ctx.sum_of(B)) / (len(A) * len(B))
-            if cross > split_below:
-                return group
-            parts = []
-            for node, docs in ((a, A), (b, B)):
-                s, m = ctx.sum_of(docs), len(docs)
-                part = Group(
-                    tuple(docs),
-                    group.parent,
-                    _cohesion(s, m),
-                    ctx.affinity(s, m),
-                    node,
-                )
-                parts.append(_split(ctx, part, split_below, min_size))
-            return replace(group, parts=tuple(parts))
-        # A side too small to be a folder stays in the proposal itself; look further down
-        # the bigger side for a division.
-        v = a if len(A) >= len(B) else b
-    return group
+        return replace(group, parts=tuple(_divide(ctx, p, folders, min_size) for p in group.parts))
+    parts = []
+    for docs in folder_like_parts(ctx.plain, group.members, folders, min_size):
+        s, m = ctx.sum_of(docs), len(docs)
+        parts.append(Group(docs, group.parent, _cohesion(s, m), ctx.affinity(s, m)))
+    return replace(group, parts=tuple(parts))
 
 
 def same_proposal(a: Collection[int], b: Collection[int]) -> bool:

@@ -1,0 +1,144 @@
+"""Proposed subfolders inside a proposal (docs/placement.md, "Subfolders of a proposal").
+
+A proposal may hold the documents of several folders the person does not have yet: a hidden
+subtree, such as the classes of an extension the person never filed. One less cohesive than
+three quarters of the person's folders is divided into subfolders where its documents form
+groups as cohesive as the person's median folder: the person's granularity decides how
+fine proposals get, not a constant.
+
+Two choices here differ from the proposal search (``_proposals``):
+
+- The groups are found in a dendrogram of the proposal's own documents, not in the one over
+  all documents: that one was built for the person's folders.
+- Cosines are taken on the plain rows (unweighted tf-idf), not under the learned term
+  weights. The weights (000 eq. 3) are learned to reproduce the person's folders; inside a
+  new topic the terms that separate its parts are ones those folders never needed. On the
+  PHP manual's hidden ``ui`` extension, average linkage of its 273 new pages cut into its 41
+  classes agrees with them far better on plain rows (adjusted Rand .59) than under the
+  weights (.40).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+from scipy.cluster.hierarchy import linkage
+from scipy.spatial.distance import squareform
+
+from foldwise.core._hierarchy import FolderPath
+
+
+def cohesion(rows: sp.csr_matrix, docs: Sequence[int] | NDArray[np.intp]) -> float:
+    """Average cosine over the distinct pairs of ``docs`` (unit rows of ``rows``); at least
+    two documents."""
+    s = np.asarray(rows[list(docs)].sum(axis=0)).ravel()
+    m = len(docs)
+    # |s|^2 counts each unit row with itself once.
+    return float((s @ s - m) / (m * (m - 1)))
+
+
+@dataclass(frozen=True)
+class FolderCohesion:
+    """How cohesive the person's folders are: the yardsticks a proposal is divided by.
+
+    Attributes
+    ----------
+    one_folder : float
+        Lower quartile of the folders' cohesions. A proposal at least this cohesive is as
+        tight as a quarter of the person's folders: it may well be one folder, and stays
+        whole.
+    typical : float
+        Their median. A part of a divided proposal is at least this cohesive.
+
+    Both are inf when no folder has two filed documents: then no proposal is divided.
+    """
+
+    one_folder: float
+    typical: float
+
+    @classmethod
+    def of(cls, rows: sp.csr_matrix, labels: Sequence[FolderPath | None]) -> FolderCohesion:
+        """The cohesions of the folders of ``labels`` that hold two or more filed documents.
+
+        Parameters
+        ----------
+        rows : sparse matrix of shape (n_docs, n_terms)
+            Unit rows of every document.
+        labels : sequence of FolderPath or None, length n_docs
+            Folder of each filed document; None for a new one.
+        """
+        docs: dict[FolderPath, list[int]] = {}
+        for i, folder in enumerate(labels):
+            if folder is not None:
+                docs.setdefault(folder, []).append(i)
+        values = [cohesion(rows, d) for d in docs.values() if len(d) >= 2]
+        if not values:
+            return cls(np.inf, np.inf)
+        low, median = np.percentile(values, [25, 50])
+        return cls(float(low), float(median))
+
+
+def folder_like_parts(
+    rows: sp.csr_matrix, members: Sequence[int], folders: FolderCohesion, min_size: int
+) -> list[tuple[int, ...]]:
+    """Disjoint groups of ``members`` that are each as cohesive as a typical folder.
+
+    The groups are the maximal subtrees of the members' own average-linkage dendrogram
+    (cosine on ``rows``) with at least ``min_size`` documents and a cohesion of at least
+    ``folders.typical``, searched top-down. Members in no such subtree belong to the
+    proposal itself.
+
+    Parameters
+    ----------
+    rows : sparse matrix of shape (n_docs, n_terms)
+        Unit rows of every document.
+    members : sequence of int
+        The proposal's documents (rows of ``rows``).
+    folders : FolderCohesion
+        How cohesive the person's folders are.
+    min_size : int
+        Fewest documents of a part (the smallest proposal).
+
+    Returns
+    -------
+    list of tuple of int
+        Two or more parts, each sorted; empty when the proposal is one folder: it is as
+        cohesive as a quarter of the person's folders (``folders.one_folder``), holds
+        fewer than ``2 * min_size`` documents, or fewer than two of its subtrees qualify.
+    """
+    docs = np.array(sorted(members), dtype=np.intp)
+    m = docs.size
+    if m < 2 * min_size or cohesion(rows, docs) >= folders.one_folder:
+        return []
+    R = rows[docs]
+    distances = np.clip(1.0 - np.asarray((R @ R.T).todense()), 0.0, None)
+    np.fill_diagonal(distances, 0.0)
+    Z = linkage(squareform(distances, checks=False), method="average")
+    children = {m + k: (int(Z[k, 0]), int(Z[k, 1])) for k in range(m - 1)}
+
+    def leaves(v: int) -> list[int]:
+        out, stack = [], [v]
+        while stack:
+            u = stack.pop()
+            if u < m:
+                out.append(int(docs[u]))
+            else:
+                stack.extend(children[u])
+        return sorted(out)
+
+    parts: list[tuple[int, ...]] = []
+    stack = list(children[2 * m - 2])
+    while stack:
+        v = stack.pop()
+        group = leaves(v)
+        if len(group) < min_size:
+            continue
+        if cohesion(rows, group) >= folders.typical:
+            parts.append(tuple(group))
+        elif v >= m:
+            stack.extend(children[v])
+    return parts if len(parts) >= 2 else []

@@ -1,0 +1,76 @@
+"""Proposed subfolders inside a proposal (``_subfolders``, docs/placement.md "Subfolders of a
+proposal"): parts as cohesive as the person's typical folder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.preprocessing import normalize
+
+from foldwise.core.placement._subfolders import FolderCohesion, cohesion, folder_like_parts
+
+
+def _rows(vectors) -> sp.csr_matrix:
+    return sp.csr_matrix(normalize(np.asarray(vectors, dtype=float)))
+
+
+def test_cohesion_is_the_average_cosine_of_distinct_pairs():
+    rows = _rows([[1, 0], [1, 0], [0, 1]])
+    # Pairs (0,1), (0,2), (1,2): cosines 1, 0, 0.
+    assert cohesion(rows, [0, 1, 2]) == pytest.approx(1 / 3)
+    assert cohesion(rows, [0, 1]) == pytest.approx(1.0)
+
+
+def test_folder_cohesion_is_taken_over_folders_with_two_filed_documents():
+    rows = _rows([[1, 0], [1, 0], [1, 0], [0, 1], [1, 0], [1, 0], [0, 1], [1, 1], [0, 1]])
+    labels = [("a",), ("a",), ("b",), ("b",), ("c",), ("c",), ("c",), ("d",), None]
+    # a: 1; b: 0; c: pairs 1, 0, 0 -> 1/3; d has one document, the last row none: ignored.
+    folders = FolderCohesion.of(rows, labels)
+    assert folders.typical == pytest.approx(1 / 3)  # the median of 0, 1/3, 1
+    assert folders.one_folder == pytest.approx(1 / 6)  # the lower quartile
+    alone = FolderCohesion.of(rows, [("a",), ("b",), None, None, None, None, None, None, None])
+    assert alone == FolderCohesion(np.inf, np.inf)
+
+
+def _two_topics(rng, per_topic=8, noise=0.1):
+    """Rows of two topics on terms 0-4 and 5-9, with a little noise on those ten terms, and
+    three more terms no topic uses."""
+    out = []
+    for topic in (0, 1):
+        for _ in range(per_topic):
+            v = np.zeros(13)
+            v[:10] = rng.random(10) * noise
+            v[topic * 5 : topic * 5 + 5] += 1.0
+            out.append(v)
+    return _rows(out)
+
+
+def test_a_proposal_of_two_topics_divides_into_them():
+    rows = _two_topics(np.random.default_rng(0))
+    level = 0.7  # the person's folders: average cosine .7 between two of their documents
+    folders = FolderCohesion(one_folder=level, typical=level)
+    assert (
+        cohesion(rows, range(16))
+        < level
+        < min(cohesion(rows, range(8)), cohesion(rows, range(8, 16)))
+    )
+    parts = folder_like_parts(rows, list(range(16)), folders, min_size=5)
+    assert sorted(parts) == [tuple(range(8)), tuple(range(8, 16))]
+
+
+def test_a_proposal_as_cohesive_as_a_typical_folder_stays_one():
+    rows = _two_topics(np.random.default_rng(0))
+    whole = cohesion(rows, range(16))
+    # As cohesive as a quarter of the person's folders: maybe one folder, so not divided,
+    # although each topic alone is as cohesive as their median.
+    assert folder_like_parts(rows, list(range(16)), FolderCohesion(whole, 0.7), min_size=5) == []
+    # Too few documents for two parts of min_size.
+    assert folder_like_parts(rows, list(range(16)), FolderCohesion(0.7, 0.7), min_size=9) == []
+
+
+def test_documents_in_no_folder_like_group_stay_in_the_proposal():
+    rng = np.random.default_rng(1)
+    rows = sp.vstack([_two_topics(rng), _rows(np.eye(13)[10:])]).tocsr()  # 3 strays
+    parts = folder_like_parts(rows, list(range(19)), FolderCohesion(0.7, 0.7), min_size=5)
+    assert sorted(parts) == [tuple(range(8)), tuple(range(8, 16))]
