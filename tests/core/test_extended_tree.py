@@ -19,6 +19,8 @@ from foldwise.core import (
     proposal_f_score,
     same_proposal,
 )
+from foldwise.core.placement._novelty import ALPHA
+from foldwise.core.placement._proposals import CLASSIFIER_PATH_LEVEL
 
 
 def _tree(seed, hidden, **kwargs):
@@ -497,6 +499,34 @@ def test_a_new_topic_the_dendrogram_scatters_is_regrouped(seed):
     assert proposal_f_score(regrouped, {"golf": golf}) >= 0.8
     assert [p.parent for p in regrouped.proposals()] == [("sport",)]
     assert proposal_f_score(tree(), {"golf": golf}) == 0.0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_scattered_documents_the_classifier_rejects_are_regrouped_too(seed):
+    """Not only documents whose neighbourhood is unusually new (p <= ALPHA) are clustered
+    again: also those the classifier rejects whose neighbourhood is newer than three
+    quarters of the filed documents' (p <= CLASSIFIER_PATH_LEVEL). An ordinary
+    neighbourhood keeps them apart (docs/placement.md "Open set")."""
+    X, names, truth = topic_corpus(seed=seed)
+    labels = label_some(truth, 8, {("sport", "golf")}, seed=seed)
+    golf = [i for i, t in enumerate(truth) if t == ("sport", "golf")]
+    football = [i for i, f in enumerate(labels) if f == ("sport", "football")]
+    rows = X.toarray()
+    for k, i in enumerate(golf):  # each golf page sits on a filed football page
+        rows[i] = rows[football[k % len(football)]]
+    Z = linkage(pdist(rows, "cosine"), "average")
+    model = FolderPlacement().fit(X, labels)
+
+    def tree(golf_p: float):
+        answers = np.ones(X.shape[0])
+        answers[golf] = golf_p  # every other new document: an ordinary neighbourhood
+        return extended_tree(
+            Z, X, labels, term_names=names, placement=model, neighbourhood_p=answers
+        )
+
+    between = (ALPHA + CLASSIFIER_PATH_LEVEL) / 2
+    assert proposal_f_score(tree(between), {"golf": golf}) >= 0.8
+    assert proposal_f_score(tree(0.5), {"golf": golf}) == 0.0
 
 
 def test_pages_of_one_kind_from_many_folders_stay_out_of_proposals():

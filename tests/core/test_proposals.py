@@ -35,6 +35,7 @@ def _context(rows: np.ndarray, labels: list[tuple[str, ...] | None]) -> _Context
         novel=~labeled,
         open_set=np.zeros(n, dtype=bool),
         not_ordinary=np.ones(n, dtype=bool),
+        new_neighbourhood=np.zeros(n, dtype=bool),
     )
 
 
