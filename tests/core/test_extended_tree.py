@@ -471,13 +471,10 @@ def test_a_precomputed_open_set_test_gives_the_same_tree():
         tree(neighbourhood_p=answers[:-1])
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_a_new_topic_the_dendrogram_scatters_is_regrouped(seed):
-    """A dendrogram may join each document of a hidden folder with a filed document of a
-    folder it resembles, so that no subtree of (almost) only new documents holds them. The
-    documents whose neighbourhood is new are clustered again on their own
-    (``_proposals._regroup``): the hidden folder is still proposed, inside its parent.
-    Without the neighbourhood test's answers nothing brings them together."""
+def _golf_scattered_among_football(seed):
+    """A hidden folder (golf) whose every page the dendrogram joins with a filed football
+    page, so that no subtree of (almost) only new documents holds them. Returns a function
+    of ``extended_tree``'s keyword arguments, the labels and the golf pages."""
     X, names, truth = topic_corpus(seed=seed)
     labels = label_some(truth, 8, {("sport", "golf")}, seed=seed)
     golf = [i for i, t in enumerate(truth) if t == ("sport", "golf")]
@@ -486,15 +483,24 @@ def test_a_new_topic_the_dendrogram_scatters_is_regrouped(seed):
     for k, i in enumerate(golf):  # each golf page sits on a filed football page
         rows[i] = rows[football[k % len(football)]]
     Z = linkage(pdist(rows, "cosine"), "average")
-    filed = [i for i, f in enumerate(labels) if f is not None]
-    new = [i for i, f in enumerate(labels) if f is None]
     model = FolderPlacement().fit(X, labels)
-    answers = np.ones(X.shape[0])
-    answers[new] = neighbourhood_p_values(X[new], X[filed])
 
     def tree(**kwargs):
         return extended_tree(Z, X, labels, term_names=names, placement=model, **kwargs)
 
+    return tree, X, labels, golf
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_new_topic_the_dendrogram_scatters_is_regrouped(seed):
+    """The documents whose neighbourhood is new are clustered again on their own
+    (``_proposals._regroup``): the hidden folder is still proposed, inside its parent.
+    Without the neighbourhood test's answers nothing brings them together."""
+    tree, X, labels, golf = _golf_scattered_among_football(seed)
+    filed = [i for i, f in enumerate(labels) if f is not None]
+    new = [i for i, f in enumerate(labels) if f is None]
+    answers = np.ones(X.shape[0])
+    answers[new] = neighbourhood_p_values(X[new], X[filed])
     regrouped = tree(neighbourhood_p=answers)
     assert proposal_f_score(regrouped, {"golf": golf}) >= 0.8
     assert [p.parent for p in regrouped.proposals()] == [("sport",)]
@@ -507,26 +513,16 @@ def test_scattered_documents_the_classifier_rejects_are_regrouped_too(seed):
     again: also those the classifier rejects whose neighbourhood is newer than three
     quarters of the filed documents' (p <= CLASSIFIER_PATH_LEVEL). An ordinary
     neighbourhood keeps them apart (docs/placement.md "Open set")."""
-    X, names, truth = topic_corpus(seed=seed)
-    labels = label_some(truth, 8, {("sport", "golf")}, seed=seed)
-    golf = [i for i, t in enumerate(truth) if t == ("sport", "golf")]
-    football = [i for i, f in enumerate(labels) if f == ("sport", "football")]
-    rows = X.toarray()
-    for k, i in enumerate(golf):  # each golf page sits on a filed football page
-        rows[i] = rows[football[k % len(football)]]
-    Z = linkage(pdist(rows, "cosine"), "average")
-    model = FolderPlacement().fit(X, labels)
+    tree, X, _, golf = _golf_scattered_among_football(seed)
 
-    def tree(golf_p: float):
-        answers = np.ones(X.shape[0])
-        answers[golf] = golf_p  # every other new document: an ordinary neighbourhood
-        return extended_tree(
-            Z, X, labels, term_names=names, placement=model, neighbourhood_p=answers
-        )
+    def answers(golf_p: float):
+        p = np.ones(X.shape[0])  # every other new document: an ordinary neighbourhood
+        p[golf] = golf_p
+        return p
 
     between = (ALPHA + CLASSIFIER_PATH_LEVEL) / 2
-    assert proposal_f_score(tree(between), {"golf": golf}) >= 0.8
-    assert proposal_f_score(tree(0.5), {"golf": golf}) == 0.0
+    assert proposal_f_score(tree(neighbourhood_p=answers(between)), {"golf": golf}) >= 0.8
+    assert proposal_f_score(tree(neighbourhood_p=answers(0.5)), {"golf": golf}) == 0.0
 
 
 def test_pages_of_one_kind_from_many_folders_stay_out_of_proposals():
