@@ -26,6 +26,7 @@ def _context(rows: np.ndarray, labels: list[tuple[str, ...] | None]) -> _Context
         folders=folders,
         rho=0.5,
         label_sums=np.asarray(sums),
+        plain_label_sums=np.asarray(sums),
         label_counts=np.array([labels.count(g) for g in folders], dtype=float),
         label_folders=folders,
         baseline=np.zeros(len(folders)),

@@ -104,6 +104,8 @@ class _Context:
     folders: list[FolderPath]
     rho: float
     label_sums: NDArray[np.float64]
+    #: The same sums on the plain rows.
+    plain_label_sums: NDArray[np.float64]
     label_counts: NDArray[np.float64]
     #: The folder of each row of ``label_sums``.
     label_folders: list[FolderPath]
@@ -157,19 +159,26 @@ class _Context:
                 stack.extend(self.children[u])
         return out
 
-    def sum_of(self, docs: Sequence[int] | NDArray[np.intp]) -> NDArray[np.float64]:
-        return np.asarray(self.Xw[list(docs)].sum(axis=0)).ravel()
+    def sum_of(
+        self, docs: Sequence[int] | NDArray[np.intp], plain: bool = False
+    ) -> NDArray[np.float64]:
+        """Row sum of ``docs`` under the weights (or on the plain rows)."""
+        rows = self.plain if plain else self.Xw
+        return np.asarray(rows[list(docs)].sum(axis=0)).ravel()
 
-    def affinities(self, s: NDArray[np.float64], m: int) -> NDArray[np.float64]:
+    def affinities(
+        self, s: NDArray[np.float64], m: int, plain: bool = False
+    ) -> NDArray[np.float64]:
         """Average cosine of m documents (row sum s) to each existing folder's documents,
         shape (n_folders_with_labels,), in the order of ``label_folders``."""
-        return np.asarray(self.label_sums @ s / (self.label_counts * m))
+        sums = self.plain_label_sums if plain else self.label_sums
+        return np.asarray(sums @ s / (self.label_counts * m))
 
-    def affinity(self, s: NDArray[np.float64], m: int) -> float:
+    def affinity(self, s: NDArray[np.float64], m: int, plain: bool = False) -> float:
         """Highest average cosine of m documents (row sum s) to an existing folder's documents."""
         if not self.label_counts.size:
             return 0.0
-        return float(np.max(self.affinities(s, m)))
+        return float(np.max(self.affinities(s, m, plain)))
 
 
 def find_proposals(
@@ -229,19 +238,21 @@ def find_proposals(
     rows = [i for i, f in enumerate(labels) if f is not None]
     cols = [col[f] for f in labels if f is not None]
     Y = sp.csr_matrix((np.ones(len(rows)), (cols, rows)), shape=(len(folders), n))
+    plain_rows = Xw if plain is None else sp.csr_matrix(plain)
     label_sums = np.asarray((Y @ Xw).todense())
     label_counts = np.asarray(Y.sum(axis=1)).ravel()
     keep = label_counts > 0
     new = ~labeled
     ctx = _Context(
         Xw=Xw,
-        plain=Xw if plain is None else sp.csr_matrix(plain),
+        plain=plain_rows,
         labeled=labeled,
         proba=proba,
         placed=placed,
         folders=folders,
         rho=rho,
         label_sums=label_sums[keep],
+        plain_label_sums=np.asarray((Y[keep] @ plain_rows).todense()),
         label_counts=label_counts[keep],
         label_folders=[f for f, k in zip(folders, keep, strict=True) if k],
         # What the model says of a new document on average: a group shows evidence for a
@@ -569,7 +580,13 @@ def _merge(ctx: _Context, groups: list[Group], min_size: int) -> list[Group]:
     folder (.115). Smaller pieces under two parents stay apart: on the PHP manual two such
     handfuls of class-overview pages from four extensions made a false proposal together
     (docs/placement.md, "Pieces under two parents").
+
+    Both cosines are taken on the plain rows, not under the learned weights: pieces of one
+    new topic share its own words, which no filed folder needed and the weights played down
+    (docs/placement.md, "Subfolders of a proposal"). The joined group's cohesion and
+    affinity are the weighted ones, as every group's.
     """
+    plain = [ctx.sum_of(g.members, plain=True) for g in groups]
     sums = [ctx.sum_of(g.members) for g in groups]
     groups = list(groups)
     while True:
@@ -581,22 +598,23 @@ def _merge(ctx: _Context, groups: list[Group], min_size: int) -> list[Group]:
                 ):
                     continue
                 size = len(groups[a].members) * len(groups[b].members)
-                candidates.append((float(sums[a] @ sums[b]) / size, a, b))
+                candidates.append((float(plain[a] @ plain[b]) / size, a, b))
         for cross, a, b in sorted(candidates, reverse=True):
-            s = sums[a] + sums[b]
             m = len(groups[a].members) + len(groups[b].members)
-            affinity = ctx.affinity(s, m)
-            if cross > affinity:
+            if cross > ctx.affinity(plain[a] + plain[b], m, plain=True):
                 ga, gb = groups[a], groups[b]
+                s = sums[a] + sums[b]
                 joined = Group(
                     ga.members + gb.members,
                     common_prefix(ga.parent, gb.parent),
                     _cohesion(s, m),
-                    affinity,
+                    ctx.affinity(s, m),
                     parts=(ga.parts or (ga,)) + (gb.parts or (gb,)),
                 )
-                groups = [g for k, g in enumerate(groups) if k not in (a, b)] + [joined]
-                sums = [x for k, x in enumerate(sums) if k not in (a, b)] + [s]
+                kept = [k for k in range(len(groups)) if k not in (a, b)]
+                groups = [groups[k] for k in kept] + [joined]
+                sums = [sums[k] for k in kept] + [s]
+                plain = [plain[k] for k in kept] + [plain[a] + plain[b]]
                 break
         else:
             return groups
