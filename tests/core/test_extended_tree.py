@@ -19,8 +19,6 @@ from foldwise.core import (
     proposal_f_score,
     same_proposal,
 )
-from foldwise.core.placement._novelty import ALPHA
-from foldwise.core.placement._proposals import CLASSIFIER_PATH_LEVEL
 
 
 def _tree(seed, hidden, **kwargs):
@@ -505,24 +503,6 @@ def test_a_new_topic_the_dendrogram_scatters_is_regrouped(seed):
     assert proposal_f_score(regrouped, {"golf": golf}) >= 0.8
     assert [p.parent for p in regrouped.proposals()] == [("sport",)]
     assert proposal_f_score(tree(), {"golf": golf}) == 0.0
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_scattered_documents_the_classifier_rejects_are_regrouped_too(seed):
-    """Not only documents whose neighbourhood is unusually new (p <= ALPHA) are clustered
-    again: also those the classifier rejects whose neighbourhood is newer than three
-    quarters of the filed documents' (p <= CLASSIFIER_PATH_LEVEL). An ordinary
-    neighbourhood keeps them apart (docs/placement.md "Open set")."""
-    tree, X, _, golf = _golf_scattered_among_football(seed)
-
-    def answers(golf_p: float):
-        p = np.ones(X.shape[0])  # every other new document: an ordinary neighbourhood
-        p[golf] = golf_p
-        return p
-
-    between = (ALPHA + CLASSIFIER_PATH_LEVEL) / 2
-    assert proposal_f_score(tree(neighbourhood_p=answers(between)), {"golf": golf}) >= 0.8
-    assert proposal_f_score(tree(neighbourhood_p=answers(0.5)), {"golf": golf}) == 0.0
 
 
 def test_pages_of_one_kind_from_many_folders_stay_out_of_proposals():

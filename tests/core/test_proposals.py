@@ -45,7 +45,6 @@ def _context(
         novel=~labeled,
         open_set=np.zeros(n, dtype=bool),
         not_ordinary=np.ones(n, dtype=bool),
-        new_neighbourhood=np.zeros(n, dtype=bool),
     )
 
 
