@@ -105,10 +105,8 @@ def _changed_by_feedback(
     was, now = where(before), where(after)
     changes = []
     for d in docs:
-        (place, confidence), (place_after, confidence_after) = (
-            was.get(d, (None, None)),
-            now.get(d, (None, None)),
-        )
+        place, confidence = was.get(d, (None, None))
+        place_after, confidence_after = now.get(d, (None, None))
         if place != place_after:
             change = {
                 "truth": "/".join(truth[d]),

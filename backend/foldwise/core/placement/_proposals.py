@@ -46,7 +46,7 @@ from foldwise.core.placement._levels import (
     folder_tree,
 )
 from foldwise.core.placement._novelty import ALPHA
-from foldwise.core.placement._subfolders import FolderCohesion, folder_like_parts
+from foldwise.core.placement._subfolders import FolderCohesion, cohesion_of, folder_like_parts
 
 # Smallest group that may be a piece of a proposal: the cohesion of a pair is one cosine,
 # too noisy to call a topic.
@@ -356,7 +356,7 @@ def _refinements(
             return None
         home_sum, home_count, least = typical(home)
         s, m = ctx.sum_of(members), len(members)
-        cohesion = _cohesion(s, m)
+        cohesion = cohesion_of(s, m)
         to_home = float(home_sum @ s) / (home_count * m)
         affinity = max(ctx.affinity(s, m), to_home)
         if cohesion > affinity and to_home < least:
@@ -453,7 +453,7 @@ def _qualify(ctx: _Context, v: int, anchor: FolderPath) -> Group | None:
         return None
     s = ctx.sum_of(members)
     m = members.size
-    cohesion = _cohesion(s, m)
+    cohesion = cohesion_of(s, m)
     affinity = ctx.affinity(s, m)
     if cohesion <= affinity:
         return None
@@ -521,7 +521,7 @@ def _regroup(ctx: _Context, taken: set[int]) -> list[Group]:
         if docs.size < MIN_PIECE:
             continue
         s, k = ctx.sum_of(docs), docs.size
-        cohesion = _cohesion(s, k)
+        cohesion = cohesion_of(s, k)
         to_folders = ctx.affinities(s, k)
         j = int(to_folders.argmax())
         parent: FolderPath = ()
@@ -595,7 +595,7 @@ def _merge(ctx: _Context, groups: list[Group], min_size: int) -> list[Group]:
                 joined = Group(
                     ga.members + gb.members,
                     common_prefix(ga.parent, gb.parent),
-                    _cohesion(s, m),
+                    cohesion_of(s, m),
                     ctx.affinity(s, m),
                     parts=(ga.parts or (ga,)) + (gb.parts or (gb,)),
                 )
@@ -663,7 +663,7 @@ def _with_members(ctx: _Context, group: Group, members: tuple[int, ...]) -> Grou
     return Group(
         members,
         group.parent,
-        _cohesion(s, m),
+        cohesion_of(s, m),
         ctx.affinity(s, m),
         tuple(parts),
     )
@@ -678,7 +678,7 @@ def _divide(ctx: _Context, group: Group, folders: FolderCohesion, min_size: int)
     parts = []
     for docs in folder_like_parts(ctx.plain, group.members, folders, min_size):
         s, m = ctx.sum_of(docs), len(docs)
-        parts.append(Group(docs, group.parent, _cohesion(s, m), ctx.affinity(s, m)))
+        parts.append(Group(docs, group.parent, cohesion_of(s, m), ctx.affinity(s, m)))
     return replace(group, parts=tuple(parts))
 
 
@@ -720,12 +720,6 @@ def _without(group: Group, drop: set[int]) -> Group | None:
         return None
     parts = tuple(p for p in (_without(p, drop) for p in group.parts) if p is not None)
     return replace(group, members=members, parts=parts)
-
-
-def _cohesion(s: NDArray[np.float64], m: int) -> float:
-    """Average cosine over the distinct pairs of m unit rows with row sum ``s``: ``|s|^2``
-    counts each row with itself once."""
-    return float((s @ s - m) / (m * (m - 1)))
 
 
 def common_prefix(a: FolderPath, b: FolderPath) -> FolderPath:

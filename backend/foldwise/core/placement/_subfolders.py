@@ -32,13 +32,16 @@ from scipy.spatial.distance import squareform
 from foldwise.core._hierarchy import FolderPath
 
 
+def cohesion_of(s: NDArray[np.float64], m: int) -> float:
+    """Average cosine over the distinct pairs of m unit rows with row sum ``s``: ``|s|^2``
+    counts each row with itself once."""
+    return float((s @ s - m) / (m * (m - 1)))
+
+
 def cohesion(rows: sp.csr_matrix, docs: Sequence[int] | NDArray[np.intp]) -> float:
     """Average cosine over the distinct pairs of ``docs`` (unit rows of ``rows``); at least
     two documents."""
-    s = np.asarray(rows[list(docs)].sum(axis=0)).ravel()
-    m = len(docs)
-    # |s|^2 counts each unit row with itself once.
-    return float((s @ s - m) / (m * (m - 1)))
+    return cohesion_of(np.asarray(rows[list(docs)].sum(axis=0)).ravel(), len(docs))
 
 
 @dataclass(frozen=True)
