@@ -13,9 +13,10 @@ Per run (setting, seed), on a fresh data directory and a real ``foldwise serve``
 Reported per run, and as medians per setting: served exact placement (``folder_id``) beside
 a tf-idf + LinearSVC trained on the same filed documents, and that SVM retrained with the
 moved documents; misplacement of the documents not corrected, before and after feedback;
-known documents put in proposals; calibration of confidences >= .9; tie share of questions;
-best-match F of the hidden folders against proposals; churn of the control recluster;
-critiques violated by the "after" tree; timings. Usage::
+known documents put in proposals; calibration of confidences >= .9 (over the known
+documents, and over all new ones: ``calibration_all``); tie share of questions; best-match
+F of the hidden folders against proposals; churn of the control recluster; critiques
+violated by the "after" tree; timings. Usage::
 
     python bench/service_eval.py CORPUS --settings 2 3 --seeds 0 1 2 --json out.json
 
@@ -321,12 +322,16 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
     def svm_right(pred: dict[int, str], d: int) -> bool:
         return pred[d] == "/".join(truth[d])
 
-    confident = [
-        right(before, d)
-        for d in known
+    # Documents shown in an existing folder at confidence >= .9: right or not.
+    shown_sure = {
+        p["document_id"]
         for p in before["placements"]
-        if p["document_id"] == d and isinstance(p["folder_id"], int) and p["confidence"] >= 0.9
-    ]
+        if isinstance(p["folder_id"], int) and p["confidence"] >= 0.9
+    }
+    confident = [right(before, d) for d in known if d in shown_sure]
+    # The same over every new document: a person cannot tell a page of a folder they do
+    # not have yet from the others, and it is never right in an existing folder.
+    confident_all = [right(before, d) for d in truth if d in shown_sure]
     hidden_sets: dict[FolderPath, set[int]] = {}
     for d, f in truth.items():
         if split.is_hidden(f):
@@ -378,6 +383,8 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             "known_in_proposals_after_paths": known_in_after,
             "calibration_n": len(confident),
             "calibration": share(confident),
+            "calibration_all_n": len(confident_all),
+            "calibration_all": share(confident_all),
             "questions_asked": asked,
             "questions_answered": len(answered),
             "questions_refused": refused,
@@ -412,6 +419,7 @@ SUMMARY = [
     "svm_exact",
     "known_in_proposals",
     "calibration",
+    "calibration_all",
     "misplaced_before",
     "misplaced_after",
     "misplaced_change",

@@ -159,6 +159,15 @@ def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
     placed = run["hidden_placed"]
     assert placed["proposal"] + placed["existing"] + placed["top"] == run["hidden_new"]
     assert len(placed["existing_folders"]) == placed["existing"]
+    # Over all new documents the sure ones add hidden pages shown in existing folders, and
+    # those are never right: the same number of sure placements is right.
+    extra = run["calibration_all_n"] - run["calibration_n"]
+    assert 0 <= extra <= placed["existing"]
+
+    def sure_and_right(key: str) -> int:
+        return round((run[key] or 0.0) * run[f"{key}_n"])
+
+    assert sure_and_right("calibration_all") == sure_and_right("calibration")
     assert set(result["medians"]) == {"3"}
     assert "medians per setting" in done.stdout
 
