@@ -75,6 +75,16 @@ def test_recluster_proposal_move_question_undo(page: Page, user: str) -> None:
     expect(proposal.locator(".row")).to_have_css("border-top-style", "dashed")
     proposal_name = proposal.locator(".name").first.inner_text()
     assert any(w in proposal_name for w in TOPICS["gardening"].split()), proposal_name
+    # Its documents show no percentage: at the top level the placement's confidence is
+    # 100% by definition (the mass of the whole tree), and says nothing of the new folder.
+    if proposal.get_attribute("aria-expanded") != "true":
+        proposal.locator(".row").first.click()
+    member = proposal.locator(".doc.suggested").first
+    expect(member).to_be_visible()
+    expect(member.locator(".conf")).to_have_count(0)
+    member.click()
+    expect(page.locator("#doc-where")).to_contain_text("a proposed new folder")
+    expect(page.locator("#doc-where")).not_to_contain_text("confident")
     # New cooking notes are suggested inside "cooking", with a confidence.
     cooking = folder(page, "cooking")
     if cooking.get_attribute("aria-expanded") != "true":

@@ -37,6 +37,12 @@ def test_inbox_sorts_filters_and_files(page: Page, user: str) -> None:
     expect(bake.locator(".place-cell")).to_have_text("cooking")
     values = confidences(page)
     assert values == sorted(values, reverse=True), values
+    # A document in a proposed folder shows no confidence: the new folder is the suggestion.
+    in_proposal = rows.filter(has=page.locator(".place-cell", has_text="a new folder"))
+    expect(in_proposal).not_to_have_count(0)
+    for i in range(in_proposal.count()):
+        assert in_proposal.nth(i).get_attribute("data-confidence") == "-1"
+        expect(in_proposal.nth(i).locator(".conf-cell")).to_have_text("–")
     page.select_option("#inbox-sort", "confidence-asc")
     values = confidences(page)
     assert values == sorted(values), values

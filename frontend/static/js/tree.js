@@ -19,6 +19,8 @@ export const docKey = (id) => `d:${id}`;
 
 /** Whether proposal ``f`` holds proposed subfolders (accepting it makes them real too). */
 export const hasProposedParts = (f) => f.children.some((c) => c.kind === "proposed");
+/** Whether an unfiled document is placed in a proposed folder. */
+export const inProposal = (d) => !d.filed && typeof d.folderKey === "string" && d.folderKey.startsWith("p:");
 
 export function emptyFolder(key, fields) {
   return { key, children: [], docs: [], total: 0, fresh: 0, ...fields };
@@ -170,7 +172,8 @@ export function folderHtml(f, depth, out) {
     ? `<div class="proposal-bar" style="padding-left:${6 + depth * 16 + 35}px">` +
       `<span class="terms" title="top terms">${esc(f.terms.slice(0, 6).join(" · "))}</span>` +
       (f.pending ? '<span class="muted small">saving…</span>'
-        : f.nested ? '<span class="muted small nested-note">a subfolder of the proposal above: accept or reject that one</span>'
+        // One short line: a big proposal holds a dozen of them (docs/ui.md).
+        : f.nested ? '<span class="muted small nested-note" title="A subfolder of the proposal above: accept or reject that one">part of the proposal above</span>'
         : '<span class="proposal-actions"><button class="small act-accept" title="' +
           (hasProposedParts(f)
             ? "Make it a real folder, with its proposed subfolders (its page offers it as one folder too)"
@@ -204,7 +207,10 @@ export function docHtml(d, depth, out) {
   const picked = state.selected === docKey(d.id) || state.multi.has(d.id);
   if (picked) cls.push("selected");
   if (state.multi.has(d.id)) cls.push("checked");
-  const conf = !d.filed && d.confidence != null
+  // Inside a proposed folder the new folder itself is the suggestion; the placement's
+  // confidence there is the mass of the folder it lies under (100% at the top level),
+  // not a chance that the document belongs to it (docs/ui.md).
+  const conf = !d.filed && d.confidence != null && !inProposal(d)
     ? `<span class="conf${d.confidence < 0.5 ? " low" : ""}" title="confidence of this suggestion">${pct(d.confidence)}</span>` : "";
   out.push(
     `<div class="${cls.join(" ")}" role="treeitem" data-key="d:${d.id}" data-doc="${d.id}" draggable="true"` +
