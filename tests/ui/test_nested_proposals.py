@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from foldwise.service import models  # noqa: F401  (every table, for the foreign keys)
 from foldwise.service.db import make_engine
 from foldwise.service.documents.models import Document
+from foldwise.service.folders.models import Folder
 from foldwise.service.recluster.core_adapter import PlacementOut, Proposal, ReclusterOutput
 from foldwise.service.recluster.jobs.store import store_version
 from foldwise.service.recluster.tree.versions import latest_version
@@ -28,9 +29,10 @@ from .test_pages import import_corpus
 pytestmark = pytest.mark.browser
 
 
-def _store_nested_version(server: Server, name: str) -> None:
+def _store_nested_version(server: Server, name: str, under: str | None = None) -> None:
     """The next version of ``name``'s tree: the unfiled notes proposed as "garden-notes", its
-    last three nested in it as "seed-notes"."""
+    last three nested in it as "seed-notes"; inside the top-level folder ``under`` if given
+    (placed at .8 there), else at the top level."""
     engine = make_engine(f"sqlite:///{server.data_dir / 'foldwise.sqlite3'}")
     with Session(engine) as session:
         account = users.get_by_name(session=session, name=name)
@@ -43,11 +45,17 @@ def _store_nested_version(server: Server, name: str) -> None:
             )
         )
         inner = unfiled[3:]
+        parent = None
+        if under is not None:
+            parent = session.scalar(
+                select(Folder.id).where(Folder.user_id == account.id, Folder.name == under)
+            )
+            assert parent is not None
         out = ReclusterOutput(
             doc_ids=unfiled,
             linkage=[],
             proposals=[
-                Proposal(0, None, "garden-notes", ["garden"], unfiled, 0.3),
+                Proposal(0, parent, "garden-notes", ["garden"], unfiled, 0.3),
                 Proposal(1, None, "seed-notes", ["seed"], inner, 0.4, parent_index=0),
             ],
             placements=[
@@ -62,14 +70,14 @@ def _store_nested_version(server: Server, name: str) -> None:
     engine.dispose()
 
 
-def _open_nested_proposal(page: Page, user: str, server: Server) -> None:
+def _open_nested_proposal(page: Page, user: str, server: Server, under: str | None = None) -> None:
     """Logged in as ``user``, with "seed-notes" proposed inside "garden-notes"."""
     login(page, user)
     import_corpus(page, per_folder=1)
     upload(page, [(f"garden{i}.txt", topic_text("gardening", i)) for i in range(6)])
     # The upload starts a recluster: the stored version comes after its version.
     wait_for_tree_version(page, 1)
-    _store_nested_version(server, user)
+    _store_nested_version(server, user, under)
     page.reload()
 
 
@@ -116,3 +124,23 @@ def test_a_divided_proposal_can_be_accepted_as_one_folder(
     expect(view.locator("li[data-doc]")).to_have_count(6)
     expect(view.locator("li[data-folder]")).to_have_count(0)
     expect(folder(page, "seed-notes", "proposed")).to_have_count(0)
+
+
+def test_a_proposal_shows_how_sure_its_place_is_not_a_percentage_per_page(
+    page: Page, user: str, server: Server
+) -> None:
+    """A page in a proposal gets no percentage in the tree; its page says how likely it
+    belongs under the existing folder the proposal lies in (docs/ui.md, "The inbox")."""
+    _open_nested_proposal(page, user, server, under="cooking")
+    cooking = folder(page, "cooking")
+    if cooking.get_attribute("aria-expanded") != "true":
+        cooking.locator(":scope > .row").click()
+    outer = folder(page, "garden-notes", "proposed")
+    if outer.get_attribute("aria-expanded") != "true":
+        outer.locator(":scope > .row").click()
+    pages = outer.locator(".doc.suggested")
+    expect(pages).to_have_count(3)  # its own; the nested proposal holds the other three
+    expect(outer.locator(".doc.suggested .conf")).to_have_count(0)
+    pages.first.click()
+    expect(page.locator("#doc-under")).to_have_text("80% that it belongs under cooking")
+    expect(page.locator("#doc-where")).not_to_contain_text("confident")
