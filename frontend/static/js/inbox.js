@@ -31,7 +31,10 @@ export function inboxRows() {
 
 const ORDERS = {
   "confidence-desc": (a, b) => b.confidence - a.confidence || a.d.title.localeCompare(b.d.title),
-  "confidence-asc": (a, b) => a.confidence - b.confidence || a.d.title.localeCompare(b.d.title),
+  // Rows without a figure (in a proposal, not placed yet) last: the unsure suggestions in
+  // the person's folders are what this order is for.
+  "confidence-asc": (a, b) => (a.confidence < 0) - (b.confidence < 0) || a.confidence - b.confidence ||
+    a.d.title.localeCompare(b.d.title),
   title: (a, b) => a.d.title.localeCompare(b.d.title),
   place: (a, b) => a.place.localeCompare(b.place) || b.confidence - a.confidence,
 };
