@@ -311,3 +311,23 @@ def test_unchanged_input_gives_unchanged_tree(
             >= len(p["document_ids"]) / 2
         ):
             assert d not in p["document_ids"], p
+
+
+def test_a_question_names_its_folders_by_path(
+    client: TestClient, api: Api, rt: Runtime, worker: EmbeddedWorker
+) -> None:
+    """A leaf name alone can be many folders' name ("functions" in every extension of the
+    PHP manual): the reason names the two folders by path."""
+    alice = seed_small(rt, "alice")
+    h = alice["headers"]
+    recluster(client, h)
+    shelf = client.post("/api/folders", json={"name": "shelf"}, headers=h).json()["id"]
+    for f in client.get("/api/folders", headers=h).json():
+        if f["id"] != shelf:
+            moved = client.patch(f"/api/folders/{f['id']}", json={"parent_id": shelf}, headers=h)
+            assert moved.status_code == 200, moved.text
+    q = client.get("/api/questions/closer", headers=h).json()
+    paths = {f["id"]: f["path"] for f in client.get("/api/folders", headers=h).json()}
+    for k in ("b", "c"):
+        assert paths[q[k]["folder_id"]].startswith("shelf/")
+        assert repr(paths[q[k]["folder_id"]]) in q["reason"], q["reason"]

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session
 from foldwise.service.critiques.models import Critique
 from foldwise.service.critiques.schemas import CloserQuestion, DocumentRef
 from foldwise.service.documents.models import Document
-from foldwise.service.folders.models import Folder
+from foldwise.service.folders.service import folder_paths
 from foldwise.service.recluster.core_adapter import representatives
 from foldwise.service.recluster.tree.models import TreePlacement
 from foldwise.service.recluster.tree.versions import latest_version
@@ -57,9 +57,9 @@ def closer_question(
             select(Document.id).where(Document.user_id == user.id, Document.folder_id.is_(None))
         )
     )
-    live_folders = dict(
-        session.execute(select(Folder.id, Folder.name).where(Folder.user_id == user.id)).all()
-    )
+    # By path: a leaf name alone is ambiguous ("functions" is a folder of many extensions
+    # of the PHP manual).
+    live_folders = folder_paths(session=session, user=user)
     asked |= exclude or set()
     rows = session.scalars(
         select(TreePlacement).where(
