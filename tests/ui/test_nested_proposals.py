@@ -112,6 +112,8 @@ def test_a_divided_proposal_can_be_accepted_as_one_folder(
 ) -> None:
     _open_nested_proposal(page, user, server)
     folder(page, "garden-notes", "proposed").locator(":scope > .row").click()
+    # Its page lists the nested proposal drawn as a proposal, not as one of your folders.
+    expect(page.locator("#folder-view li[data-folder].proposed")).to_have_text("seed-notes 3")
     one = page.locator("#proposal-accept-one")
     expect(one).to_have_text("Accept as one folder")
     one.click()

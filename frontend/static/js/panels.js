@@ -218,7 +218,7 @@ export function openFolder(key, { keepScroll = false } = {}) {
     `<input type="checkbox" class="pick" data-pick="${d.id}"${state.multi.has(d.id) ? " checked" : ""} aria-label="Select ${esc(d.title)}">` +
     `<span class="icon doc"></span> <span class="title" title="${esc(d.title)}">${esc(d.title)}</span>` +
     (d.filed ? "" : ` <span class="conf">${d.confidence != null && !inProposal(d) ? pct(d.confidence) : ""} suggested</span>`) + "</li>").join("");
-  const subs = f.children.map((c) => `<li data-folder="${esc(c.key)}" tabindex="0"><span class="icon folder"></span> <span class="title" title="${esc(c.name)}">${esc(c.name)}</span>` +
+  const subs = f.children.map((c) => `<li data-folder="${esc(c.key)}" tabindex="0"${c.kind === "proposed" ? ' class="proposed"' : ""}><span class="icon folder"></span> <span class="title" title="${esc(c.name)}">${esc(c.name)}</span>` +
     ` <span class="muted small">${c.total}</span></li>`).join("");
   let head = "";
   // A proposal with proposed subfolders can be accepted with them, or as one folder.
