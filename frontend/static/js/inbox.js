@@ -18,12 +18,10 @@ export function inboxRows() {
     else if (f && f.kind === "proposed") place = `a new folder “${f.name}”`;
     else if (d.placed) place = "no good place yet";
     else place = "not placed yet";
-    const proposal = f && f.kind === "proposed" ? f : null;
     rows.push({
-      d, place, folder: f && f.kind === "existing" ? f : null, proposal,
-      // None in a proposal: the new folder is the suggestion, and the placement's
-      // confidence there is the mass of the folder it lies under (docs/ui.md).
-      confidence: d.placed && d.confidence != null && !proposal ? d.confidence : -1,
+      d, place, folder: f && f.kind === "existing" ? f : null, proposal: f && f.kind === "proposed" ? f : null,
+      // None in a proposal (the tree model keeps no figure there: docs/ui.md).
+      confidence: d.placed && d.confidence != null ? d.confidence : -1,
     });
   }
   return rows;

@@ -7,7 +7,7 @@ import { renderInbox } from "./inbox.js";
 import { latestCritique, removeUploaded } from "./manage.js";
 import { undoCritique } from "./side.js";
 import { startRecluster } from "./jobs.js";
-import { folderKey, hasProposedParts, inProposal, refreshTree } from "./tree.js";
+import { folderKey, hasProposedParts, refreshTree } from "./tree.js";
 import { $, $$, PREVIEW_CHARS, esc, pct, plural, saveView, state } from "./util.js";
 
 /* ------------------------------------------------------ document panel */
@@ -64,10 +64,9 @@ export async function openDocument(id, { keepScroll = false } = {}) {
       '<span class="muted" id="doc-filed-by"></span></div></div>';
   } else if (m && m.placed && f && f.kind !== "unfiled") {
     const proposal = f.kind === "proposed";
-    // In a proposal the confidence is that of the existing folder it lies under.
     const under = proposal ? existingAncestor(f) : null;
     const sure = !proposal ? `<span class="conf">${pct(m.confidence)} confident</span>`
-      : under ? `<span class="conf" id="doc-under">${pct(m.confidence)} that it belongs under ${esc(folderLabel(under.key))}</span>` : "";
+      : under ? `<span class="conf" id="doc-under">${pct(m.underConfidence)} that it belongs under ${esc(folderLabel(under.key))}</span>` : "";
     where = `<div class="where suggested" id="doc-where"><div>Foldwise suggests <span class="path">${esc(folderLabel(f.key))}</span>` +
       `${proposal ? ' <span class="muted">(a proposed new folder)</span>' : ""} ${sure}</div>` +
       (m.terms && m.terms.length ? `<div class="muted small">because of the words</div><div class="chips">${m.terms.map((t) => `<span class="chip">${esc(t)}</span>`).join("")}</div>` : "") +
@@ -217,7 +216,7 @@ export function openFolder(key, { keepScroll = false } = {}) {
   const rows = f.docs.map((d) => `<li data-doc="${d.id}" tabindex="0" class="${d.filed ? "" : "suggested"}">` +
     `<input type="checkbox" class="pick" data-pick="${d.id}"${state.multi.has(d.id) ? " checked" : ""} aria-label="Select ${esc(d.title)}">` +
     `<span class="icon doc"></span> <span class="title" title="${esc(d.title)}">${esc(d.title)}</span>` +
-    (d.filed ? "" : ` <span class="conf">${d.confidence != null && !inProposal(d) ? pct(d.confidence) : ""} suggested</span>`) + "</li>").join("");
+    (d.filed ? "" : ` <span class="conf">${d.confidence != null ? pct(d.confidence) : ""} suggested</span>`) + "</li>").join("");
   const subs = f.children.map((c) => `<li data-folder="${esc(c.key)}" tabindex="0"${c.kind === "proposed" ? ' class="proposed"' : ""}><span class="icon folder"></span> <span class="title" title="${esc(c.name)}">${esc(c.name)}</span>` +
     ` <span class="muted small">${c.total}</span></li>`).join("");
   let head = "";

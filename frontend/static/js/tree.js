@@ -19,8 +19,6 @@ export const docKey = (id) => `d:${id}`;
 
 /** Whether proposal ``f`` holds proposed subfolders (accepting it makes them real too). */
 export const hasProposedParts = (f) => f.children.some((c) => c.kind === "proposed");
-/** Whether an unfiled document is placed in a proposed folder. */
-export const inProposal = (d) => !d.filed && typeof d.folderKey === "string" && d.folderKey.startsWith("p:");
 
 export function emptyFolder(key, fields) {
   return { key, children: [], docs: [], total: 0, fresh: 0, ...fields };
@@ -61,7 +59,12 @@ export function buildTree(base, ext) {
       if (!d || d.filed) continue;
       d.folderKey = p.folder_id == null ? null : folderKey(p.folder_id);
       if (d.folderKey && !folders.has(d.folderKey)) d.folderKey = null;
-      d.confidence = p.confidence;
+      // In a proposal the posterior is the mass of the existing folder it lies under (1 at
+      // the top level), not a chance of belonging to the new folder: no figure beside the
+      // document anywhere, only "under FOLDER" on its page (docs/ui.md).
+      const inProposal = typeof p.folder_id === "string";
+      d.confidence = inProposal ? null : p.confidence;
+      d.underConfidence = inProposal ? p.confidence : null;
       d.terms = p.terms || [];
       d.placed = true;
     }
@@ -207,10 +210,7 @@ export function docHtml(d, depth, out) {
   const picked = state.selected === docKey(d.id) || state.multi.has(d.id);
   if (picked) cls.push("selected");
   if (state.multi.has(d.id)) cls.push("checked");
-  // Inside a proposed folder the new folder itself is the suggestion; the placement's
-  // confidence there is the mass of the folder it lies under (100% at the top level),
-  // not a chance that the document belongs to it (docs/ui.md).
-  const conf = !d.filed && d.confidence != null && !inProposal(d)
+  const conf = !d.filed && d.confidence != null
     ? `<span class="conf${d.confidence < 0.5 ? " low" : ""}" title="confidence of this suggestion">${pct(d.confidence)}</span>` : "";
   out.push(
     `<div class="${cls.join(" ")}" role="treeitem" data-key="d:${d.id}" data-doc="${d.id}" draggable="true"` +
