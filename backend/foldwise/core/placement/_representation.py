@@ -29,6 +29,10 @@ FIRST_SELECTION_FOLDS = 2
 #: Standard deviations of the sign test by which one representation must lead for the
 #: selection to stop early: a two-sided test at about 5%.
 CLEAR_LEAD_SD = 2.0
+#: Labeled documents the second largest folder needs before the representations are
+#: compared; with fewer, "latent" (which helps where few are filed) is taken untested. A
+#: folder smaller than ``selection_folds`` is held out in some folds only.
+MIN_LABELED_TO_COMPARE = 3
 #: Held-out decision values (documents x folders, both representations) the representation
 #: selection keeps for the temperature (:func:`choose_representation`):
 #: 160 MB as float64. 20,000 labeled documents in 150 folders keep all of theirs (one fold of
@@ -88,7 +92,7 @@ def choose_representation(
     if model.representation != "auto":
         return model.representation, None, None
     counts = np.bincount(y, minlength=len(model.folders_))
-    if len(model.folders_) < 2 or np.sort(counts)[-2] < model.selection_folds:
+    if len(model.folders_) < 2 or np.sort(counts)[-2] < MIN_LABELED_TO_COMPARE:
         return "latent", None, None  # too few labeled documents to compare on
     hidden = np.zeros(y.size, dtype=bool)
     if model._sampled(y.size) and np.unique(y).size >= 3:
