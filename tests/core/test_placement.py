@@ -265,6 +265,10 @@ def test_the_temperature_comes_from_the_representation_selection_folds(monkeypat
     calls = _count_svm_fits(monkeypatch)
     auto = FolderPlacement().fit(X, labels)
     auto_fits = len(calls)
+    # The selection's SVMs learn from four fifths of the labels (stratified per folder),
+    # close to what the final model learns from.
+    for rows in calls[: 5 * 2]:
+        assert abs(rows - 0.8 * n_labeled) <= len(auto.folders_)
     calls.clear()
     fixed = FolderPlacement(representation=auto.representation_).fit(X, labels)
     assert (auto_fits, len(calls)) == (5 * 2 + 5 + 1, 5 + 5 + 1)
