@@ -111,12 +111,10 @@ class FolderPlacement(BaseEstimator):
         "latent": eta^2 term weights (if ``supervised_weights``) and ``n_components`` LSA
         dimensions; "plain": the tf-idf rows alone; "auto": whichever places more labeled
         documents right in ``selection_folds``-fold cross-validation.
-    selection_folds : int, default=5
-        Folds of that comparison. Each fold's SVMs see ``1 - 1/selection_folds`` of the
-        labels, the final model all of them; the fewer they see, the more the comparison
-        favours "latent", whose lead shrinks as labels grow. At 3 folds (two thirds) the
-        two tied on 20 Newsgroups posts, where "plain" places up to 6 points more new posts
-        right (docs/placement.md, "Representation chosen at four fifths of the labels").
+    selection_folds : int, default=3
+        Folds of that comparison. Where it ends in a near tie (and no previous choice
+        stands) the two are compared again in ``_representation.TIE_SELECTION_FOLDS`` (5)
+        folds, whose SVMs see more of the labels, as the final model sees all of them.
     previous_representation : {"latent", "plain"} or None, default=None
         The representation of the model this one replaces (the previous recluster's). With
         "auto" it is kept unless the other places clearly more held-out documents right (a
@@ -199,7 +197,7 @@ class FolderPlacement(BaseEstimator):
         cv: int = 5,
         random_state: int = 0,
         representation: str = "auto",
-        selection_folds: int = 5,
+        selection_folds: int = 3,
         previous_representation: str | None = None,
         cross_validated: CrossValidated | None = None,
         max_label_change: float = 0.1,

@@ -10,7 +10,7 @@ and the novelty model (:meth:`FolderPlacement._fit_final_and_cross_validated`).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -31,8 +31,14 @@ FIRST_SELECTION_FOLDS = 2
 CLEAR_LEAD_SD = 2.0
 #: Labeled documents the second largest folder needs before the representations are
 #: compared; with fewer, "latent" (which helps where few are filed) is taken untested. A
-#: folder smaller than ``selection_folds`` is held out in some folds only.
+#: folder smaller than the number of folds is held out in some folds only.
 MIN_LABELED_TO_COMPARE = 3
+#: Folds of a second comparison where the first (``selection_folds``) ends in a near tie
+#: and no previous choice stands: its SVMs see four fifths of the labels instead of two
+#: thirds. Latent's lead shrinks as labels grow, so a tie at two thirds can hide plain's
+#: lead at all of them: on 20 Newsgroups posts plain places up to 6 points more new posts
+#: right (docs/placement.md, "A near tie decided at four fifths of the labels").
+TIE_SELECTION_FOLDS = 5
 #: Held-out decision values (documents x folders, both representations) the representation
 #: selection keeps for the temperature (:func:`choose_representation`):
 #: 160 MB as float64. 20,000 labeled documents in 150 folders keep all of theirs (one fold of
@@ -69,7 +75,10 @@ def choose_representation(
     and two fits of every folder's SVM, at 2,000 labeled documents a quarter of a first
     fit's CPU, and where the two are close (as on the 3,024-page PHP manual, tied after
     two folds) the last fold decides as before (docs/recluster.md, "A selection that
-    stops when the choice is clear").
+    stops when the choice is clear"). Where all of them leave a near tie and no previous
+    choice stands, the two are compared again in :data:`TIE_SELECTION_FOLDS` folds, whose
+    SVMs see more of the labels (docs/placement.md, "A near tie decided at four fifths of
+    the labels").
 
     The chosen representation's held-out decisions are what the temperature needs
     too, so they are returned for it (:meth:`FolderPlacement._fit_final_and_cross_validated`):
@@ -97,107 +106,126 @@ def choose_representation(
     hidden = np.zeros(y.size, dtype=bool)
     if model._sampled(y.size) and np.unique(y).size >= 3:
         hidden = model._novelty_groups(y)[0] == 0
-    rng = np.random.default_rng(model.random_state + 2)
-    fold = np.empty(y.size, dtype=np.intp)
-    for j in np.unique(y):
-        members = np.flatnonzero(y == j)
-        fold[members] = rng.permutation(members.size) % model.selection_folds
-    rows = np.flatnonzero(labeled)
-    used = list(range(model._folds_used(model.selection_folds, y.size)))
-    held_out = np.isin(fold, used) & ~hidden
-    kept = _kept_for_temperature(held_out, len(model.folders_), rng)
-
     # Where the SVMs are sampled (one fold) the representations are compared on their
     # first pass, and only the chosen one's second pass is fitted (docs/recluster.md,
     # "The selection on the first pass"); elsewhere each fold is finished at once.
     deferred = model._sampled(y.size)
 
-    def fold_fit(representation: str, f: int) -> tuple[NDArray[np.bool_], Any] | None:
-        """Held-out documents of fold ``f`` placed right, and the function that gives
-        the decision values of those of them ``kept`` (n_kept_in_fold, n_folders) and
-        the novelty model's examples where folders are hidden (its result where not
-        ``deferred``); None where the fold is not scorable."""
-        train, test = (fold != f) & ~hidden, (fold == f) & ~hidden
-        if np.unique(y[train]).size < 2 or not test.any():
-            return None
-        mask = np.zeros_like(labeled)
-        mask[rows[train]] = True
-        Xw, _ = model._weigh(X, w, mask, y[train], representation)
-        F = model._features(Xw, model._fit_components(Xw, representation))
-        F_train = F[rows[train]]
-        first = model._first_pass(F_train, y[train])
-        if first is None:
-            coef, intercept = model._fit_svm(F_train, y[train])
-            D = np.asarray(F[rows[test]] @ coef.T + intercept)
-            hits = np.asarray(D.argmax(axis=1) == y[test])
+    def compare(n_folds: int) -> _Comparison:
+        """Both representations scored in ``n_folds``-fold cross-validation (the first
+        ``FIRST_SELECTION_FOLDS`` folds, the others where neither leads clearly)."""
+        rng = np.random.default_rng(model.random_state + 2)
+        fold = np.empty(y.size, dtype=np.intp)
+        for j in np.unique(y):
+            members = np.flatnonzero(y == j)
+            fold[members] = rng.permutation(members.size) % n_folds
+        rows = np.flatnonzero(labeled)
+        used = list(range(model._folds_used(n_folds, y.size)))
+        held_out = np.isin(fold, used) & ~hidden
+        kept = _kept_for_temperature(held_out, len(model.folders_), rng)
 
-            def finish() -> tuple[NDArray[np.float64], NoveltyExamples | None]:
-                novelty = examples(F, coef, intercept, train, test)
-                return D if kept[test].all() else D[kept[test]], novelty
+        def fold_fit(representation: str, f: int) -> tuple[NDArray[np.bool_], Any] | None:
+            """Held-out documents of fold ``f`` placed right, and the function that gives
+            the decision values of those of them ``kept`` (n_kept_in_fold, n_folders) and
+            the novelty model's examples where folders are hidden (its result where not
+            ``deferred``); None where the fold is not scorable."""
+            train, test = (fold != f) & ~hidden, (fold == f) & ~hidden
+            if np.unique(y[train]).size < 2 or not test.any():
+                return None
+            mask = np.zeros_like(labeled)
+            mask[rows[train]] = True
+            Xw, _ = model._weigh(X, w, mask, y[train], representation)
+            F = model._features(Xw, model._fit_components(Xw, representation))
+            F_train = F[rows[train]]
+            first = model._first_pass(F_train, y[train])
+            if first is None:
+                coef, intercept = model._fit_svm(F_train, y[train])
+                D = np.asarray(F[rows[test]] @ coef.T + intercept)
+                hits = np.asarray(D.argmax(axis=1) == y[test])
 
-        else:
-            # Each held-out row's best class, without its (n_test, n_folders) values.
-            best, _ = best_two(F, rows[test], np.ascontiguousarray(first.coef.T), first.intercept)
-            hits = first.classes[best] == y[test]
+                def finish() -> tuple[NDArray[np.float64], NoveltyExamples | None]:
+                    novelty = examples(F, coef, intercept, train, test)
+                    return D if kept[test].all() else D[kept[test]], novelty
 
-            def finish() -> tuple[NDArray[np.float64], NoveltyExamples | None]:
-                c, b, present = second_pass(
-                    F_train, y[train], first, C=model.C,
-                    random_state=model.random_state, n_jobs=model.n_jobs,
-                )  # fmt: skip
-                coef, intercept = model._all_folders(c, b, present)
-                D = np.asarray(F[rows[test & kept]] @ coef.T + intercept)
-                # Run alone, after the selection's two threads: its examples take both.
-                return D, examples(F, coef, intercept, train, test, model.n_jobs)
-
-        return hits, finish if deferred else finish()
-
-    def examples(
-        F: sp.csr_matrix,
-        coef: NDArray[np.float64],
-        intercept: NDArray[np.float64],
-        train: NDArray[np.bool_],
-        test: NDArray[np.bool_],
-        n_jobs: int | None = None,
-    ) -> NoveltyExamples | None:
-        """The novelty model's examples where folders are hidden: top decision values
-        of the hidden folders' documents (new) and the held-out ones (known), scored on
-        ``n_jobs`` threads."""
-        if not hidden.any():
-            return None
-        seen = np.unique(y[train])
-        scored = np.flatnonzero(hidden | test)
-        W = np.ascontiguousarray(coef.T[:, seen])
-        top = top_two_decisions(F, rows[scored], W, intercept[seen], n_jobs=n_jobs)
-        return top, ~hidden[scored]
-
-    right = {r: np.zeros(y.size, dtype=bool) for r in ("latent", "plain")}
-    decisions: dict[str, list[NDArray[np.float64] | None]] = {"latent": [], "plain": []}
-    found: dict[str, NoveltyExamples | None] = {"latent": None, "plain": None}
-    unfinished: dict[str, Callable[[], Any]] = {}
-
-    def score(folds: list[int]) -> None:
-        tasks = [(r, f) for r in ("latent", "plain") for f in folds]
-        for (representation, f), result in zip(
-            tasks, model._parallel(fold_fit, tasks), strict=True
-        ):
-            if result is None:
-                decisions[representation].append(None)
-                continue
-            hits, finished = result
-            right[representation][(fold == f) & ~hidden] = hits
-            if deferred:
-                unfinished[representation] = finished
             else:
-                decisions[representation].append(finished[0])
-                found[representation] = found[representation] or finished[1]
+                # Each held-out row's best class, without its (n_test, n_folders) values.
+                W = np.ascontiguousarray(first.coef.T)
+                best, _ = best_two(F, rows[test], W, first.intercept)
+                hits = first.classes[best] == y[test]
 
-    # The first folds, then the others only where those leave the choice open.
-    score(used[:FIRST_SELECTION_FOLDS])
-    if clear_winner(right["latent"], right["plain"]):
-        used = used[:FIRST_SELECTION_FOLDS]
-    else:
-        score(used[FIRST_SELECTION_FOLDS:])
+                def finish() -> tuple[NDArray[np.float64], NoveltyExamples | None]:
+                    c, b, present = second_pass(
+                        F_train, y[train], first, C=model.C,
+                        random_state=model.random_state, n_jobs=model.n_jobs,
+                    )  # fmt: skip
+                    coef, intercept = model._all_folders(c, b, present)
+                    D = np.asarray(F[rows[test & kept]] @ coef.T + intercept)
+                    # Run alone, after the selection's two threads: its examples take both.
+                    return D, examples(F, coef, intercept, train, test, model.n_jobs)
+
+            return hits, finish if deferred else finish()
+
+        def examples(
+            F: sp.csr_matrix,
+            coef: NDArray[np.float64],
+            intercept: NDArray[np.float64],
+            train: NDArray[np.bool_],
+            test: NDArray[np.bool_],
+            n_jobs: int | None = None,
+        ) -> NoveltyExamples | None:
+            """The novelty model's examples where folders are hidden: top decision values
+            of the hidden folders' documents (new) and the held-out ones (known), scored on
+            ``n_jobs`` threads."""
+            if not hidden.any():
+                return None
+            seen = np.unique(y[train])
+            scored = np.flatnonzero(hidden | test)
+            W = np.ascontiguousarray(coef.T[:, seen])
+            top = top_two_decisions(F, rows[scored], W, intercept[seen], n_jobs=n_jobs)
+            return top, ~hidden[scored]
+
+        right = {r: np.zeros(y.size, dtype=bool) for r in ("latent", "plain")}
+        decisions: dict[str, list[NDArray[np.float64] | None]] = {"latent": [], "plain": []}
+        found: dict[str, NoveltyExamples | None] = {"latent": None, "plain": None}
+        unfinished: dict[str, Callable[[], Any]] = {}
+
+        def score(folds: list[int]) -> None:
+            tasks = [(r, f) for r in ("latent", "plain") for f in folds]
+            for (representation, f), result in zip(
+                tasks, model._parallel(fold_fit, tasks), strict=True
+            ):
+                if result is None:
+                    decisions[representation].append(None)
+                    continue
+                hits, finished = result
+                right[representation][(fold == f) & ~hidden] = hits
+                if deferred:
+                    unfinished[representation] = finished
+                else:
+                    decisions[representation].append(finished[0])
+                    found[representation] = found[representation] or finished[1]
+
+        # The first folds, then the others only where those leave the choice open.
+        score(used[:FIRST_SELECTION_FOLDS])
+        if clear_winner(right["latent"], right["plain"]):
+            used = used[:FIRST_SELECTION_FOLDS]
+        else:
+            score(used[FIRST_SELECTION_FOLDS:])
+        return _Comparison(right, decisions, found, unfinished, fold, used, kept)
+
+    result = compare(model.selection_folds)
+    if (
+        not deferred
+        and model.previous_representation is None
+        and model.selection_folds < TIE_SELECTION_FOLDS
+        and not clear_winner(result.right["latent"], result.right["plain"])
+    ):
+        # A near tie with SVMs that saw (k-1)/k of the labels: the final model sees all of
+        # them, and latent's lead shrinks as labels grow, so the tie is compared again
+        # where the SVMs see more (docs/placement.md, "A near tie decided at four fifths
+        # of the labels").
+        result = compare(TIE_SELECTION_FOLDS)
+    right, decisions, found, unfinished, fold, used, kept = result
     chosen = more_right(right, model.previous_representation)
     finish = unfinished.pop(chosen, None)
     unfinished.clear()  # the other's features and first pass: not held beside the second
@@ -211,6 +239,24 @@ def choose_representation(
     held_out = np.isin(fold, used) & ~hidden
     out_of_folds = (held_out & ~kept) | hidden
     return chosen, (np.where(out_of_folds, -1, fold), used, decisions[chosen]), found[chosen]
+
+
+class _Comparison(NamedTuple):
+    """One cross-validated comparison of the two representations (:func:`choose_representation`)."""
+
+    #: Per representation, whether each labeled document was placed right held out.
+    right: dict[str, NDArray[np.bool_]]
+    #: Per representation, each scored fold's kept held-out decisions (None: not scorable).
+    decisions: dict[str, list[NDArray[np.float64] | None]]
+    #: Per representation, the novelty model's examples (where folders are hidden).
+    found: dict[str, NoveltyExamples | None]
+    #: Where the SVMs are sampled: per representation, what finishes its second pass.
+    unfinished: dict[str, Callable[[], Any]]
+    #: The fold of each labeled document (n_labeled,) and the folds scored.
+    fold: NDArray[np.intp]
+    used: list[int]
+    #: Held-out documents whose decisions are kept for the temperature (n_labeled,).
+    kept: NDArray[np.bool_]
 
 
 def _kept_for_temperature(
