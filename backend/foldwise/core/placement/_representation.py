@@ -111,109 +111,7 @@ def choose_representation(
     # "The selection on the first pass"); elsewhere each fold is finished at once.
     deferred = model._sampled(y.size)
 
-    def compare(n_folds: int) -> _Comparison:
-        """Both representations scored in ``n_folds``-fold cross-validation (the first
-        ``FIRST_SELECTION_FOLDS`` folds, the others where neither leads clearly)."""
-        rng = np.random.default_rng(model.random_state + 2)
-        fold = np.empty(y.size, dtype=np.intp)
-        for j in np.unique(y):
-            members = np.flatnonzero(y == j)
-            fold[members] = rng.permutation(members.size) % n_folds
-        rows = np.flatnonzero(labeled)
-        used = list(range(model._folds_used(n_folds, y.size)))
-        held_out = np.isin(fold, used) & ~hidden
-        kept = _kept_for_temperature(held_out, len(model.folders_), rng)
-
-        def fold_fit(representation: str, f: int) -> tuple[NDArray[np.bool_], Any] | None:
-            """Held-out documents of fold ``f`` placed right, and the function that gives
-            the decision values of those of them ``kept`` (n_kept_in_fold, n_folders) and
-            the novelty model's examples where folders are hidden (its result where not
-            ``deferred``); None where the fold is not scorable."""
-            train, test = (fold != f) & ~hidden, (fold == f) & ~hidden
-            if np.unique(y[train]).size < 2 or not test.any():
-                return None
-            mask = np.zeros_like(labeled)
-            mask[rows[train]] = True
-            Xw, _ = model._weigh(X, w, mask, y[train], representation)
-            F = model._features(Xw, model._fit_components(Xw, representation))
-            F_train = F[rows[train]]
-            first = model._first_pass(F_train, y[train])
-            if first is None:
-                coef, intercept = model._fit_svm(F_train, y[train])
-                D = np.asarray(F[rows[test]] @ coef.T + intercept)
-                hits = np.asarray(D.argmax(axis=1) == y[test])
-
-                def finish() -> tuple[NDArray[np.float64], NoveltyExamples | None]:
-                    novelty = examples(F, coef, intercept, train, test)
-                    return D if kept[test].all() else D[kept[test]], novelty
-
-            else:
-                # Each held-out row's best class, without its (n_test, n_folders) values.
-                W = np.ascontiguousarray(first.coef.T)
-                best, _ = best_two(F, rows[test], W, first.intercept)
-                hits = first.classes[best] == y[test]
-
-                def finish() -> tuple[NDArray[np.float64], NoveltyExamples | None]:
-                    c, b, present = second_pass(
-                        F_train, y[train], first, C=model.C,
-                        random_state=model.random_state, n_jobs=model.n_jobs,
-                    )  # fmt: skip
-                    coef, intercept = model._all_folders(c, b, present)
-                    D = np.asarray(F[rows[test & kept]] @ coef.T + intercept)
-                    # Run alone, after the selection's two threads: its examples take both.
-                    return D, examples(F, coef, intercept, train, test, model.n_jobs)
-
-            return hits, finish if deferred else finish()
-
-        def examples(
-            F: sp.csr_matrix,
-            coef: NDArray[np.float64],
-            intercept: NDArray[np.float64],
-            train: NDArray[np.bool_],
-            test: NDArray[np.bool_],
-            n_jobs: int | None = None,
-        ) -> NoveltyExamples | None:
-            """The novelty model's examples where folders are hidden: top decision values
-            of the hidden folders' documents (new) and the held-out ones (known), scored on
-            ``n_jobs`` threads."""
-            if not hidden.any():
-                return None
-            seen = np.unique(y[train])
-            scored = np.flatnonzero(hidden | test)
-            W = np.ascontiguousarray(coef.T[:, seen])
-            top = top_two_decisions(F, rows[scored], W, intercept[seen], n_jobs=n_jobs)
-            return top, ~hidden[scored]
-
-        right = {r: np.zeros(y.size, dtype=bool) for r in ("latent", "plain")}
-        decisions: dict[str, list[NDArray[np.float64] | None]] = {"latent": [], "plain": []}
-        found: dict[str, NoveltyExamples | None] = {"latent": None, "plain": None}
-        unfinished: dict[str, Callable[[], Any]] = {}
-
-        def score(folds: list[int]) -> None:
-            tasks = [(r, f) for r in ("latent", "plain") for f in folds]
-            for (representation, f), result in zip(
-                tasks, model._parallel(fold_fit, tasks), strict=True
-            ):
-                if result is None:
-                    decisions[representation].append(None)
-                    continue
-                hits, finished = result
-                right[representation][(fold == f) & ~hidden] = hits
-                if deferred:
-                    unfinished[representation] = finished
-                else:
-                    decisions[representation].append(finished[0])
-                    found[representation] = found[representation] or finished[1]
-
-        # The first folds, then the others only where those leave the choice open.
-        score(used[:FIRST_SELECTION_FOLDS])
-        if clear_winner(right["latent"], right["plain"]):
-            used = used[:FIRST_SELECTION_FOLDS]
-        else:
-            score(used[FIRST_SELECTION_FOLDS:])
-        return _Comparison(right, decisions, found, unfinished, fold, used, kept)
-
-    result = compare(model.selection_folds)
+    result = _compare(model, X, w, labeled, y, hidden, deferred, model.selection_folds)
     if (
         not deferred
         and model.previous_representation is None
@@ -224,7 +122,7 @@ def choose_representation(
         # them, and latent's lead shrinks as labels grow, so the tie is compared again
         # where the SVMs see more (docs/placement.md, "A near tie decided at four fifths
         # of the labels").
-        result = compare(TIE_SELECTION_FOLDS)
+        result = _compare(model, X, w, labeled, y, hidden, deferred, TIE_SELECTION_FOLDS)
     right, decisions, found, unfinished, fold, used, kept = result
     chosen = more_right(right, model.previous_representation)
     finish = unfinished.pop(chosen, None)
@@ -257,6 +155,122 @@ class _Comparison(NamedTuple):
     used: list[int]
     #: Held-out documents whose decisions are kept for the temperature (n_labeled,).
     kept: NDArray[np.bool_]
+
+
+def _compare(
+    model: FolderPlacement,
+    X: sp.csr_matrix,
+    w: NDArray[np.float64],
+    labeled: NDArray[np.bool_],
+    y: NDArray[np.intp],
+    hidden: NDArray[np.bool_],
+    deferred: bool,
+    n_folds: int,
+) -> _Comparison:
+    """Both representations scored in ``n_folds``-fold cross-validation of the labeled
+    documents (:func:`choose_representation`): the first ``FIRST_SELECTION_FOLDS`` folds,
+    the others where neither leads clearly. ``hidden`` (n_labeled,): documents of the
+    novelty model's hidden folders, never trained on nor scored; ``deferred``: where the
+    SVMs are sampled, only the first pass is scored and the second left in
+    ``unfinished``."""
+    rng = np.random.default_rng(model.random_state + 2)
+    fold = np.empty(y.size, dtype=np.intp)
+    for j in np.unique(y):
+        members = np.flatnonzero(y == j)
+        fold[members] = rng.permutation(members.size) % n_folds
+    rows = np.flatnonzero(labeled)
+    used = list(range(model._folds_used(n_folds, y.size)))
+    held_out = np.isin(fold, used) & ~hidden
+    kept = _kept_for_temperature(held_out, len(model.folders_), rng)
+
+    def fold_fit(representation: str, f: int) -> tuple[NDArray[np.bool_], Any] | None:
+        """Held-out documents of fold ``f`` placed right, and the function that gives
+        the decision values of those of them ``kept`` (n_kept_in_fold, n_folders) and
+        the novelty model's examples where folders are hidden (its result where not
+        ``deferred``); None where the fold is not scorable."""
+        train, test = (fold != f) & ~hidden, (fold == f) & ~hidden
+        if np.unique(y[train]).size < 2 or not test.any():
+            return None
+        mask = np.zeros_like(labeled)
+        mask[rows[train]] = True
+        Xw, _ = model._weigh(X, w, mask, y[train], representation)
+        F = model._features(Xw, model._fit_components(Xw, representation))
+        F_train = F[rows[train]]
+        first = model._first_pass(F_train, y[train])
+        if first is None:
+            coef, intercept = model._fit_svm(F_train, y[train])
+            D = np.asarray(F[rows[test]] @ coef.T + intercept)
+            hits = np.asarray(D.argmax(axis=1) == y[test])
+
+            def finish() -> tuple[NDArray[np.float64], NoveltyExamples | None]:
+                novelty = examples(F, coef, intercept, train, test)
+                return D if kept[test].all() else D[kept[test]], novelty
+
+        else:
+            # Each held-out row's best class, without its (n_test, n_folders) values.
+            W = np.ascontiguousarray(first.coef.T)
+            best, _ = best_two(F, rows[test], W, first.intercept)
+            hits = first.classes[best] == y[test]
+
+            def finish() -> tuple[NDArray[np.float64], NoveltyExamples | None]:
+                c, b, present = second_pass(
+                    F_train, y[train], first, C=model.C,
+                    random_state=model.random_state, n_jobs=model.n_jobs,
+                )  # fmt: skip
+                coef, intercept = model._all_folders(c, b, present)
+                D = np.asarray(F[rows[test & kept]] @ coef.T + intercept)
+                # Run alone, after the selection's two threads: its examples take both.
+                return D, examples(F, coef, intercept, train, test, model.n_jobs)
+
+        return hits, finish if deferred else finish()
+
+    def examples(
+        F: sp.csr_matrix,
+        coef: NDArray[np.float64],
+        intercept: NDArray[np.float64],
+        train: NDArray[np.bool_],
+        test: NDArray[np.bool_],
+        n_jobs: int | None = None,
+    ) -> NoveltyExamples | None:
+        """The novelty model's examples where folders are hidden: top decision values
+        of the hidden folders' documents (new) and the held-out ones (known), scored on
+        ``n_jobs`` threads."""
+        if not hidden.any():
+            return None
+        seen = np.unique(y[train])
+        scored = np.flatnonzero(hidden | test)
+        W = np.ascontiguousarray(coef.T[:, seen])
+        top = top_two_decisions(F, rows[scored], W, intercept[seen], n_jobs=n_jobs)
+        return top, ~hidden[scored]
+
+    right = {r: np.zeros(y.size, dtype=bool) for r in ("latent", "plain")}
+    decisions: dict[str, list[NDArray[np.float64] | None]] = {"latent": [], "plain": []}
+    found: dict[str, NoveltyExamples | None] = {"latent": None, "plain": None}
+    unfinished: dict[str, Callable[[], Any]] = {}
+
+    def score(folds: list[int]) -> None:
+        tasks = [(r, f) for r in ("latent", "plain") for f in folds]
+        for (representation, f), result in zip(
+            tasks, model._parallel(fold_fit, tasks), strict=True
+        ):
+            if result is None:
+                decisions[representation].append(None)
+                continue
+            hits, finished = result
+            right[representation][(fold == f) & ~hidden] = hits
+            if deferred:
+                unfinished[representation] = finished
+            else:
+                decisions[representation].append(finished[0])
+                found[representation] = found[representation] or finished[1]
+
+    # The first folds, then the others only where those leave the choice open.
+    score(used[:FIRST_SELECTION_FOLDS])
+    if clear_winner(right["latent"], right["plain"]):
+        used = used[:FIRST_SELECTION_FOLDS]
+    else:
+        score(used[FIRST_SELECTION_FOLDS:])
+    return _Comparison(right, decisions, found, unfinished, fold, used, kept)
 
 
 def _kept_for_temperature(
