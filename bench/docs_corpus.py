@@ -18,6 +18,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from foldwise.bench._corpus import build_paths_error
+
 
 def docs_corpus(source: Path, target: Path, suffix: str, min_words: int) -> Counter[str]:
     """Write the corpus; returns the number of documents per folder (relative path)."""
@@ -43,11 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--suffix", default=".rst", help="page file suffix (default .rst)")
     parser.add_argument("--min-words", type=int, default=50)
     args = parser.parse_args(argv)
-    if not args.source.is_dir():
-        print(f"error: {args.source} is not a directory", file=sys.stderr)
-        return 2
-    if args.target.exists() and any(args.target.iterdir()):
-        print(f"error: {args.target} is not empty", file=sys.stderr)
+    problem = build_paths_error(args.source, args.target)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     if args.min_words < 0:
         print("error: --min-words must be >= 0", file=sys.stderr)

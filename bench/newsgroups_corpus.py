@@ -24,6 +24,8 @@ import re
 import sys
 from pathlib import Path
 
+from foldwise.bench._corpus import build_paths_error
+
 # Headers that name the newsgroup: a classifier would read the folder off them.
 _GROUP_HEADERS = re.compile(r"^(Newsgroups|Path|Xref|Followup-To):")
 
@@ -77,11 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-group", type=int, default=60)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
-    if not args.source.is_dir():
-        print(f"error: {args.source} is not a directory", file=sys.stderr)
-        return 2
-    if args.target.exists() and any(args.target.iterdir()):
-        print(f"error: {args.target} is not empty", file=sys.stderr)
+    problem = build_paths_error(args.source, args.target)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     if args.per_group < 1:
         print("error: --per-group must be >= 1", file=sys.stderr)

@@ -36,6 +36,16 @@ class Corpus:
         return len(self.paths)
 
 
+def build_paths_error(source: Path, target: Path) -> str | None:
+    """Why a corpus cannot be built from ``source`` into ``target`` (a corpus builder's
+    arguments: an existing directory, and a new or empty one), or None."""
+    if not source.is_dir():
+        return f"{source} is not a directory"
+    if target.exists() and any(target.iterdir()):
+        return f"{target} is not empty"
+    return None
+
+
 def load_corpus(root: str | Path) -> Corpus:
     """Read every text file under ``root``; skip unreadable ones with a warning."""
     root = Path(root)
