@@ -8,7 +8,7 @@ name is a top folder, and below it a part with a single child is joined to it, s
 ``comp/sys/mac-hardware``, and ``comp.os.ms-windows.misc`` is ``comp/os-ms-windows-misc``. The
 header lines that name the group (``Newsgroups:``, ``Path:``, ``Xref:``, ``Followup-To:``) are
 dropped; ``From:``, ``Subject:`` and ``Organization:`` stay, as in a mailbox. docs/placement.md
-("Representation chosen at four fifths of the labels") measured the service on it::
+("A near tie decided at four fifths of the labels") measured the service on it::
 
     python bench/newsgroups_corpus.py 20news-bydate/20news-bydate-train /tmp/news
     python bench/service_eval.py /tmp/news
@@ -59,7 +59,7 @@ def newsgroups_corpus(source: Path, target: Path, per_group: int, seed: int) -> 
     written: dict[str, int] = {}
     for group in groups:
         posts = sorted((source / group).iterdir(), key=lambda p: p.name)
-        folder = target.joinpath(*paths[group])
+        folder, key = target.joinpath(*paths[group]), "/".join(paths[group])
         folder.mkdir(parents=True, exist_ok=True)
         for post in rng.sample(posts, min(per_group, len(posts))):
             lines = post.read_bytes().decode("latin-1").split("\n")
@@ -67,7 +67,6 @@ def newsgroups_corpus(source: Path, target: Path, per_group: int, seed: int) -> 
             if len(text.split()) < 5:
                 continue
             (folder / f"{post.name}.txt").write_text(text + "\n", encoding="utf-8")
-            key = "/".join(paths[group])
             written[key] = written.get(key, 0) + 1
     return written
 
