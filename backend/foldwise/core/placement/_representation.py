@@ -2,9 +2,10 @@
 (``FolderPlacement(representation="auto")``, docs/placement.md, "Placement model").
 
 Cross-validation on the labeled documents decides, the previous choice standing unless the
-other is clearly better. The chosen representation's held-out decisions, and where the SVMs
-are sampled the novelty model's examples, come out of the same folds, for the temperature
-and the novelty model (:meth:`FolderPlacement._fit_final_and_cross_validated`).
+other is clearly better; a near tie with no previous choice goes by how many documents are
+filed per folder (:func:`near_tie_choice`). The chosen representation's held-out decisions,
+and where the SVMs are sampled the novelty model's examples, come out of the same folds, for
+the temperature and the novelty model (:meth:`FolderPlacement._fit_final_and_cross_validated`).
 """
 
 from __future__ import annotations
@@ -88,7 +89,7 @@ def choose_representation(
     stops when the choice is clear"). Where all of them leave a near tie and no previous
     choice stands, the two are compared again in :data:`TIE_SELECTION_FOLDS` folds, whose
     SVMs see more of the labels (docs/placement.md, "A near tie decided at four fifths of
-    the labels").
+    the labels"), and a tie that remains goes by the folders' size (:func:`near_tie_choice`).
 
     The chosen representation's held-out decisions are what the temperature needs
     too, so they are returned for it (:meth:`FolderPlacement._fit_final_and_cross_validated`):
