@@ -364,6 +364,19 @@ def test_every_placement_carries_the_question_worth_asking():
         assert 0 <= p.question_answerable <= 1 + 1e-9
 
 
+def test_a_document_in_a_proposal_is_asked_about_last():
+    """The tree holds it for a folder the person does not have, so "closer to b or to c?"
+    about two existing folders is a tie for the person: answerable 0, and the service asks
+    the likely answerable questions first."""
+    tree, _, _, _, _ = _tree(0, {("sport", "golf")})
+    proposed = {p.path for p in tree.proposals()}
+    inside = [p for p in tree.placements if p.folder in proposed]
+    outside = [p for p in tree.placements if p.folder not in proposed]
+    assert inside and outside
+    assert all(p.question_folder is not None and p.question_answerable == 0 for p in inside)
+    assert max(p.question_answerable for p in outside) > 0.8
+
+
 def test_a_folder_a_critique_ruled_out_is_not_kept():
     """x closer to a document of its best folder than to one of its previous folder: the
     previous folder is out (posterior 0), however close it was."""

@@ -134,7 +134,8 @@ class DocumentPlacement:
     question_value : float or None
         Expected number of placements the answer changes.
     question_answerable : float or None
-        Probability that the person has an answer (not a tie).
+        Probability that the person has an answer (not a tie); 0 for a document in a
+        proposal, which the tree holds for a folder the person does not have yet.
     """
 
     document: int
@@ -474,6 +475,11 @@ def extended_tree(
         order = np.argsort(-contrib, kind="stable")[:n_explain_terms]
         terms = tuple(names[t] for t in order if contrib[t] > 0)
         question = questions[i]
+        # A document the tree holds for a proposed folder belongs, by the tree's own
+        # account, to neither b's folder nor c's: its question is a tie for the person
+        # (20 Newsgroups, setting 3: 3 of the 6 ties among 20 questions; docs/placement.md,
+        # "Questions").
+        answerable = 0.0 if i in in_proposal or question is None else question.answerable
         placements.append(
             DocumentPlacement(
                 i,
@@ -488,7 +494,7 @@ def extended_tree(
                 pair_mass=pair_mass,
                 question_folder=None if question is None else placement.folders_[question.c],
                 question_value=None if question is None else question.value,
-                question_answerable=None if question is None else question.answerable,
+                question_answerable=None if question is None else answerable,
             )
         )
 
