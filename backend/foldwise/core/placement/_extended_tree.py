@@ -477,9 +477,11 @@ def extended_tree(
         question = questions[i]
         # A document the tree holds for a proposed folder belongs, by the tree's own
         # account, to neither b's folder nor c's: its question is a tie for the person
-        # (20 Newsgroups, setting 3: 3 of the 6 ties among 20 questions; docs/placement.md,
-        # "Questions").
-        answerable = 0.0 if i in in_proposal or question is None else question.answerable
+        # (20 Newsgroups, setting 3 seed 2: 3 of the 6 ties among 20 questions;
+        # docs/placement.md, "Questions").
+        answerable = None if question is None else question.answerable
+        if answerable is not None and i in in_proposal:
+            answerable = 0.0
         placements.append(
             DocumentPlacement(
                 i,
@@ -494,7 +496,7 @@ def extended_tree(
                 pair_mass=pair_mass,
                 question_folder=None if question is None else placement.folders_[question.c],
                 question_value=None if question is None else question.value,
-                question_answerable=None if question is None else answerable,
+                question_answerable=answerable,
             )
         )
 

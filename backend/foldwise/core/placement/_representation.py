@@ -307,11 +307,10 @@ def near_tie_choice(labeled_per_folder: NDArray[np.intp]) -> str:
     return "plain" if many else "latent"
 
 
-def more_right(
-    right: dict[str, NDArray[np.bool_]], previous: str | None, near_tie: str = "latent"
-) -> str:
-    """The representation whose held-out documents are right clearly more often; on a
-    near tie (:func:`clear_winner`) the previous one, or where none stands ``near_tie``."""
+def more_right(right: dict[str, NDArray[np.bool_]], previous: str | None, near_tie: str) -> str:
+    """The representation chosen on the held-out documents placed right: the previous one
+    unless the other is ahead by more than a standard deviation; where none stands, the
+    one with more right when it leads clearly (:func:`clear_winner`), else ``near_tie``."""
     if previous is None:
         if not clear_winner(right["latent"], right["plain"]):
             # A lead of a few held-out documents is noise beside what the choice moves:
