@@ -596,19 +596,14 @@ class PlacementOut:
     question_answerable: float | None = None
 
 
-def _placement_model(
+def placement_training(
     inputs: ReclusterInput, options: ReclusterSettings
-) -> tuple[core.FolderPlacement, bool]:
-    """The recluster's one placement model, fitted on the placement features.
-
-    It learns from every sampled filed document (``train_per_folder`` per folder), not only
-    the exemplars in the dendrogram, and from the person's critiques: moved documents weigh
-    ``move_weight``, and each answered "a is closer to b than to c" adds a copy of ``a`` as
-    an example of ``b``'s folder (``answer_weight``, 0 by default). The recluster's
-    documents come first, in the same order, so the core's row indices (and the explicit
-    triples) agree. The previous version's model is kept instead when it was fitted from
-    the same training (``inputs.kept_model``); the flag says whether it was.
-    """
+) -> tuple[list[int], list[tuple[str, ...] | None], np.ndarray]:
+    """The placement model's training: rows of ``X_all`` (the recluster's documents first,
+    in the same order, so that the core's row indices and the explicit triples agree; then
+    the other sampled filed documents; then a copy of each answered ``a``), their labels
+    (None: unfiled) and sample weights (n_rows,): ``move_weight`` for moved documents,
+    ``answer_weight`` for the answers' copies (:func:`_placement_model`)."""
     n = len(inputs.doc_ids)
     in_tree = set(inputs.rows)
     folder_of_row = {r: f for f, rows in inputs.centroid_rows.items() for r in rows}
@@ -629,13 +624,29 @@ def _placement_model(
         ]
         + [options.answer_weight] * len(answered)
     )
+    return fit_rows, labels_fit, sample_weight
+
+
+def _placement_model(
+    inputs: ReclusterInput, options: ReclusterSettings
+) -> tuple[core.FolderPlacement, bool]:
+    """The recluster's one placement model, fitted on the placement features.
+
+    It learns from every sampled filed document (``train_per_folder`` per folder), not only
+    the exemplars in the dendrogram, and from the person's critiques: moved documents weigh
+    ``move_weight``, and each answered "a is closer to b than to c" adds a copy of ``a`` as
+    an example of ``b``'s folder (``answer_weight``, 0 by default): :func:`placement_training`.
+    The previous version's model is kept instead when it was fitted from the same training
+    (``inputs.kept_model``); the flag says whether it was.
+    """
+    fit_rows, labels_fit, sample_weight = placement_training(inputs, options)
     triples = np.asarray(inputs.triples, dtype=np.intp).reshape(-1, 3)
     if inputs.kept_model is not None:
         placement = core.remove_folders(inputs.kept_model.placement, inputs.gone_folders)
         if inputs.new_folders:
             placement = core.add_folders(
                 placement,
-                _placement_features(inputs)[fit_rows],
+                placement_features(inputs)[fit_rows],
                 labels_fit,
                 sample_weight=sample_weight,
             )
@@ -649,7 +660,7 @@ def _placement_model(
         max_label_change=options.cv_reuse_max_change,
         n_jobs=options.n_jobs,
     ).fit(
-        _placement_features(inputs)[fit_rows],
+        placement_features(inputs)[fit_rows],
         labels_fit,
         triples=triples if len(triples) else None,
         sample_weight=sample_weight,
@@ -662,7 +673,7 @@ def _unfiled_rows(inputs: ReclusterInput) -> tuple[list[bytes], sp.csr_matrix] |
     if not inputs.unfiled_keys:
         return None
     rows = sorted(inputs.unfiled_keys)
-    return [inputs.unfiled_keys[r] for r in rows], _placement_features(inputs)[rows]
+    return [inputs.unfiled_keys[r] for r in rows], placement_features(inputs)[rows]
 
 
 def _training_rows(inputs: ReclusterInput) -> list[int]:
@@ -670,12 +681,14 @@ def _training_rows(inputs: ReclusterInput) -> list[int]:
     return sorted({r for rows in inputs.centroid_rows.values() for r in rows})
 
 
-def _placement_features(inputs: ReclusterInput) -> sp.csr_matrix:
+def placement_features(inputs: ReclusterInput) -> sp.csr_matrix:
+    """The placement model's features of every row of ``X_all`` (``X_place``, or the
+    clustering's own where none were made)."""
     return inputs.X_place if inputs.X_place is not None else inputs.X_all
 
 
 def _open_set_features(inputs: ReclusterInput) -> sp.csr_matrix:
-    return inputs.X_open if inputs.X_open is not None else _placement_features(inputs)
+    return inputs.X_open if inputs.X_open is not None else placement_features(inputs)
 
 
 def _neighbourhood_p(inputs: ReclusterInput) -> np.ndarray:
@@ -746,7 +759,7 @@ def _served_tree(
         term_names=inputs.terms,
         existing_folders=[inputs.paths[f] for f in inputs.folders],
         placement=model,
-        placement_features=_placement_features(inputs)[inputs.rows],
+        placement_features=placement_features(inputs)[inputs.rows],
         novelty_quantile=options.novelty_quantile,
         nested_proposals=True,
         neighbourhood_p=neighbourhood_p,
