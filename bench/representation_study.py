@@ -1,0 +1,140 @@
+"""Which placement representation places the service benchmark's new documents better, and
+which one the selection chose (docs/placement.md, "A near tie goes by the folders' size").
+
+Per run (setting, seed), as ``bench/service_eval.py`` splits the corpus: a real ``foldwise
+serve`` on a fresh data directory imports the filed part as a zip and takes the new
+documents over the REST API, then stops before any recluster. In process, the recluster's
+inputs are read from that directory (``core_adapter.load_inputs``) and the placement model
+is fitted on them as the recluster fits it, three ways: ``auto`` (the service's choice),
+``latent`` and ``plain``. Each is scored on the known new documents (exact folder of the
+most probable one), beside a tf-idf + LinearSVC trained on the filed documents. With the
+median number of filed documents per folder, the figures show where the choice went wrong
+and by how much. Usage::
+
+    python bench/representation_study.py CORPUS --settings 2 3 --seeds 0 1 2 [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import tempfile
+import warnings
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import sessionmaker
+
+from foldwise import core
+from foldwise.bench._corpus import Corpus, CorpusError, load_corpus
+from foldwise.bench.served import Server
+from foldwise.bench.service_protocol import ServiceSplit, split_for_service
+from foldwise.service.config import Settings
+from foldwise.service.db import make_engine
+from foldwise.service.models import Folder
+from foldwise.service.recluster import core_adapter
+from service_eval import _svm_predict, _zip
+
+
+def _post_split(corpus: Corpus, split: ServiceSplit, seed: int, data: Path) -> dict[int, int]:
+    """Import the filed part and post the new documents on ``data``; id -> corpus index of
+    each new document of a known folder (a duplicate of a filed text is left out, as the
+    service leaves it)."""
+    server = Server(data, env={"FOLDWISE_RECLUSTER_AUTO": "false"})
+    try:
+        zipped = _zip(corpus, split.filed)
+        made = server.call(
+            "POST", "/api/import/zip", files={"file": ("filed.zip", zipped, "application/zip")}
+        )
+        if made.status_code not in (200, 201):
+            raise SystemExit(f"zip import failed: {made.status_code} {made.text[:300]}")
+        order = list(split.new)
+        random.Random(seed).shuffle(order)  # the order service_eval posts them in
+        known: dict[int, int] = {}
+        for i in order:
+            body = {"title": Path(corpus.paths[i]).name, "text": corpus.texts[i]}
+            posted = server.call("POST", "/api/documents", json=body).json()
+            if not posted["duplicate"] and not split.is_hidden(tuple(corpus.folders[i])):
+                known[posted["document"]["id"]] = i
+    finally:
+        server.stop()
+    return known
+
+
+def run(corpus: Corpus, setting: int, seed: int) -> dict[str, Any]:
+    split = split_for_service(corpus, setting, seed)
+    with tempfile.TemporaryDirectory(prefix="representation-study-") as tmp:
+        known = _post_split(corpus, split, seed, Path(tmp))
+        settings = Settings(data_dir=Path(tmp))
+        engine = make_engine(settings.sqlalchemy_url)
+        try:
+            with sessionmaker(engine)() as session:
+                inputs = core_adapter.load_inputs(
+                    session=session, user_id=1, options=settings.recluster, seed=1
+                )
+                name = {i: n for i, n in session.execute(select(Folder.id, Folder.name))}
+        finally:
+            engine.dispose()
+    # The placement model's training as the first recluster builds it (no critiques yet).
+    fit_rows, labels, _ = core_adapter.placement_training(inputs, settings.recluster)
+    X = core_adapter.placement_features(inputs)[fit_rows]
+    rows = [r for r, d in enumerate(inputs.doc_ids) if d in known]
+    truth = [tuple(corpus.folders[known[inputs.doc_ids[r]]]) for r in rows]
+    sizes = list(Counter(label for label in labels if label is not None).values())
+    out: dict[str, Any] = {"setting": setting, "seed": seed, "known_new": len(rows)}
+    out["median_filed_per_folder"] = float(np.median(sizes))
+    for representation in ("auto", "latent", "plain"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = core.FolderPlacement(representation=representation).fit(X, labels)
+        best = model.predict_proba(X[rows], rows=np.array(rows)).argmax(axis=1)
+        placed = [tuple(name[int(f)] for f in model.folders_[j]) for j in best]
+        out[representation] = float(np.mean([p == t for p, t in zip(placed, truth, strict=True)]))
+        if representation == "auto":
+            out["chosen"] = model.representation_
+    svm = _svm_predict(
+        [corpus.texts[i] for i in split.filed],
+        ["/".join(corpus.folders[i]) for i in split.filed],
+        [corpus.texts[known[inputs.doc_ids[r]]] for r in rows],
+    )
+    out["svm"] = float(np.mean([p == "/".join(t) for p, t in zip(svm, truth, strict=True)]))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("corpus", type=Path, help="a folder tree of text documents")
+    parser.add_argument("--settings", type=int, nargs="+", default=[2, 3], choices=[2, 3])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--json", type=Path, help="write every run here")
+    args = parser.parse_args(argv)
+    try:
+        corpus = load_corpus(args.corpus)
+        for setting in args.settings:  # fail on a corpus that cannot be split before any run
+            split_for_service(corpus, setting, args.seeds[0])
+    except CorpusError as exc:
+        print(f"representation_study: {exc}", file=sys.stderr)
+        return 2
+    runs = []
+    for setting in args.settings:
+        for seed in args.seeds:
+            result = run(corpus, setting, seed)
+            runs.append(result)
+            print(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
+                           for k, v in result.items()), flush=True)  # fmt: skip
+    wrong = [r for r in runs if r[r["chosen"]] < max(r["latent"], r["plain"])]
+    print(f"choice below the better representation in {len(wrong)} of {len(runs)} runs"
+          + (f", by up to {max(max(r['latent'], r['plain']) - r[r['chosen']] for r in wrong):.3f}"
+             if wrong else ""))  # fmt: skip
+    if args.json:
+        args.json.write_text(json.dumps({"runs": runs}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
