@@ -559,10 +559,7 @@ def test_a_new_topic_of_a_small_archive_is_proposed_when_the_neighbourhood_test_
     new = [i for i, f in enumerate(labels) if f is None]
     assert (neighbourhood_p_values(X[new], X[filed]) > 0.25).all()
     Z = linkage(pdist(X.toarray(), "cosine"), "average")
-    # The classifier fixed, since the gate is the subject: with 15 filed documents the two
-    # representations tie, and where latent is chosen (seed 2) its SVMs accept one of the
-    # three new documents, leaving two, below a proposal's size here.
-    model = FolderPlacement(representation="plain").fit(X[filed], [labels[i] for i in filed])
+    model = FolderPlacement().fit(X[filed], [labels[i] for i in filed])
     tree = extended_tree(
         Z, X, labels, term_names=names, placement=model, filed_features=X[filed],
         min_proposal_size=3,

@@ -404,17 +404,17 @@ def test_the_previous_representation_stays_on_a_near_tie():
     for previous in ("latent", "plain"):
         model = FolderPlacement(previous_representation=previous).fit(X, labels)
         assert model.representation_ == previous
-    # With nothing to keep, a near tie at 5 labeled documents per folder goes to latent.
+    # With nothing to keep, the one with more held-out documents right (ties: latent).
     assert FolderPlacement().fit(X, labels).representation_ == "latent"
     with pytest.raises(ValueError, match="previous_representation"):
         FolderPlacement(previous_representation="dense").fit(X, labels)
 
 
-def test_a_near_tie_with_nothing_to_keep_goes_by_the_folders_size():
+def test_a_near_tie_among_big_folders_goes_to_plain():
     """Topics both representations place perfectly: cross-validation cannot tell them
-    apart, and latent's lead shrinks as labels grow, so the tie goes to latent below
-    ``PLAIN_FROM_LABELED_PER_FOLDER`` labeled documents per folder (median) and to plain
-    from there on."""
+    apart, and latent's lead shrinks as labels grow, so from a median of
+    ``PLAIN_FROM_LABELED_PER_FOLDER`` labeled documents per folder the tie goes to plain;
+    below, as before, to the one with more right (latent on a tie)."""
     X, _, truth = topic_corpus(seed=12, per_folder=25)
     many = representation_module.PLAIN_FROM_LABELED_PER_FOLDER
     assert FolderPlacement().fit(X, _labels(truth, many - 1)).representation_ == "latent"
@@ -427,10 +427,12 @@ def test_a_clear_lead_decides_and_a_near_tie_goes_to_the_prior():
     more_right = representation_module.more_right
     # 30 wins against 10 losses: the leader, whatever the prior.
     assert more_right({"latent": lead, "plain": behind}, None, "plain") == "latent"
-    assert more_right({"latent": behind, "plain": lead}, None, "latent") == "plain"
-    # 20 against 10 is within two standard deviations: the prior, though latent leads.
+    assert more_right({"latent": behind, "plain": lead}, None, "plain") == "plain"
+    # 20 against 10 is within two standard deviations: the prior, though latent leads;
+    # without one (small folders), the leader.
     assert more_right({"latent": lead[10:], "plain": behind[10:]}, None, "plain") == "plain"
-    assert more_right({"latent": behind[10:], "plain": lead[10:]}, None, "latent") == "latent"
+    assert more_right({"latent": lead[10:], "plain": behind[10:]}, None, None) == "latent"
+    assert more_right({"latent": behind[10:], "plain": lead[10:]}, None, None) == "plain"
 
 
 def _labels_up_to(truth, n_labeled, seed=0):

@@ -2,10 +2,10 @@
 (``FolderPlacement(representation="auto")``, docs/placement.md, "Placement model").
 
 Cross-validation on the labeled documents decides, the previous choice standing unless the
-other is clearly better; a near tie with no previous choice goes by how many documents are
-filed per folder (:func:`near_tie_choice`). The chosen representation's held-out decisions,
-and where the SVMs are sampled the novelty model's examples, come out of the same folds, for
-the temperature and the novelty model (:meth:`FolderPlacement._fit_final_and_cross_validated`).
+other is clearly better; a near tie with no previous choice goes to plain where folders are
+big (:func:`near_tie_choice`). The chosen representation's held-out decisions, and where the
+SVMs are sampled the novelty model's examples, come out of the same folds, for the
+temperature and the novelty model (:meth:`FolderPlacement._fit_final_and_cross_validated`).
 """
 
 from __future__ import annotations
@@ -41,14 +41,16 @@ MIN_LABELED_TO_COMPARE = 3
 #: right (docs/placement.md, "A near tie decided at four fifths of the labels").
 TIE_SELECTION_FOLDS = 5
 #: Median labeled documents per folder from which a near tie that no previous choice
-#: decides goes to "plain" (below it: "latent"). Where cross-validation cannot tell the
-#: two apart, the folders' size can: latent's lead shrinks as labels grow. Of the 25 runs
-#: the comparison left in a near tie (in process, 11 hierarchies, settings 2-3, seeds
-#: 0-2), latent placed at least as many new documents right in 14 of the 15 with medians
-#: of 3 to 18 filed per folder, and plain in 7 of the 10 with 24 to 48 (latent at most
-#: 1.6 points ahead in the others). 20 lies in that gap, the middle of
+#: decides goes to "plain"; below it the one with more held-out documents right is taken,
+#: as before. Where cross-validation cannot tell the two apart, big folders can: latent's
+#: lead shrinks as labels grow. Of the runs the comparison left in a near tie (in process,
+#: 11 hierarchies, settings 2-3, seeds 0-2), plain placed at least as many new documents
+#: right in 7 of the 10 with medians of 24 to 48 filed per folder (latent at most 1.6
+#: points ahead in the others). Below that no side holds: latent led in 14 of 15 near ties
+#: of documentation and newsgroup hierarchies (3 to 18 per folder), plain in 3 of 4
+#: collections of Django's translation catalogs (3 to 5). 20 is the middle of
 #: :meth:`FolderPlacement.novelty_quantile`'s 10 to 40 on a log scale (docs/placement.md,
-#: "A near tie goes by the folders' size").
+#: "A near tie among big folders goes to plain").
 PLAIN_FROM_LABELED_PER_FOLDER = 20
 #: Held-out decision values (documents x folders, both representations) the representation
 #: selection keeps for the temperature (:func:`choose_representation`):
@@ -89,7 +91,8 @@ def choose_representation(
     stops when the choice is clear"). Where all of them leave a near tie and no previous
     choice stands, the two are compared again in :data:`TIE_SELECTION_FOLDS` folds, whose
     SVMs see more of the labels (docs/placement.md, "A near tie decided at four fifths of
-    the labels"), and a tie that remains goes by the folders' size (:func:`near_tie_choice`).
+    the labels"), and a tie that remains goes to plain where folders are big
+    (:func:`near_tie_choice`).
 
     The chosen representation's held-out decisions are what the temperature needs
     too, so they are returned for it (:meth:`FolderPlacement._fit_final_and_cross_validated`):
@@ -299,24 +302,27 @@ def _kept_for_temperature(
     return kept
 
 
-def near_tie_choice(labeled_per_folder: NDArray[np.intp]) -> str:
+def near_tie_choice(labeled_per_folder: NDArray[np.intp]) -> str | None:
     """The representation a near tie goes to where no previous choice stands, from the
-    labeled documents per folder (n_folders,): latent's lead shrinks as labels grow
-    (:data:`PLAIN_FROM_LABELED_PER_FOLDER`)."""
+    labeled documents per folder (n_folders,): "plain" where the median folder holds
+    :data:`PLAIN_FROM_LABELED_PER_FOLDER` or more, else None (the one with more right)."""
     many = np.median(labeled_per_folder) >= PLAIN_FROM_LABELED_PER_FOLDER
-    return "plain" if many else "latent"
+    return "plain" if many else None
 
 
-def more_right(right: dict[str, NDArray[np.bool_]], previous: str | None, near_tie: str) -> str:
+def more_right(
+    right: dict[str, NDArray[np.bool_]], previous: str | None, near_tie: str | None
+) -> str:
     """The representation chosen on the held-out documents placed right: the previous one
-    unless the other is ahead by more than a standard deviation; where none stands, the
-    one with more right when it leads clearly (:func:`clear_winner`), else ``near_tie``."""
+    unless the other is ahead by more than a standard deviation; where none stands,
+    ``near_tie`` if given and neither leads clearly (:func:`clear_winner`), else the one
+    with more right (latent on a tie)."""
     if previous is None:
-        if not clear_winner(right["latent"], right["plain"]):
+        if near_tie is not None and not clear_winner(right["latent"], right["plain"]):
             # A lead of a few held-out documents is noise beside what the choice moves:
             # on 20 Newsgroups posts latent led plain by 6 of 576 and placed 4.7 points
-            # fewer new posts right (docs/placement.md, "A near tie goes by the folders'
-            # size").
+            # fewer new posts right (docs/placement.md, "A near tie among big folders
+            # goes to plain").
             return near_tie
         return "latent" if right["latent"].sum() >= right["plain"].sum() else "plain"
     # A near tie flips on a few new labels, and a flip moves many placements: ten moved
