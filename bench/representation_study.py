@@ -31,9 +31,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import sessionmaker
 
 from foldwise import core
-from foldwise.bench._corpus import Corpus, CorpusError, load_corpus
+from foldwise.bench._corpus import Corpus, CorpusError
 from foldwise.bench.served import Server
-from foldwise.bench.service_protocol import ServiceSplit, split_for_service
+from foldwise.bench.service_protocol import ServiceSplit, load_for_service, split_for_service
 from foldwise.service.config import Settings
 from foldwise.service.db import make_engine
 from foldwise.service.models import Folder
@@ -114,9 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write every run here")
     args = parser.parse_args(argv)
     try:
-        corpus = load_corpus(args.corpus)
-        for setting in args.settings:  # fail on a corpus that cannot be split before any run
-            split_for_service(corpus, setting, args.seeds[0])
+        corpus = load_for_service(args.corpus, args.settings, args.seeds[0])
     except CorpusError as exc:
         print(f"representation_study: {exc}", file=sys.stderr)
         return 2

@@ -43,13 +43,14 @@ from typing import Any
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.svm import LinearSVC
 
-from foldwise.bench._corpus import Corpus, CorpusError, load_corpus
+from foldwise.bench._corpus import Corpus, CorpusError
 from foldwise.bench.served import Server
 from foldwise.bench.service_protocol import (
     ServiceSplit,
     best_match_f,
     churn,
     closer_truth,
+    load_for_service,
     share,
     split_for_service,
     violates,
@@ -488,9 +489,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.env = dict(e.split("=", 1) for e in args.env)
     try:
-        corpus = load_corpus(args.corpus)
-        for setting in args.settings:  # fail on a corpus that cannot be split before any run
-            split_for_service(corpus, setting, args.seeds[0])
+        corpus = load_for_service(args.corpus, args.settings, args.seeds[0])
     except CorpusError as exc:
         print(f"service_eval: {exc}", file=sys.stderr)
         return 2

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
-from foldwise.bench._corpus import Corpus, CorpusError
+from foldwise.bench._corpus import Corpus, CorpusError, load_corpus
 from foldwise.core import FolderPath
 
 #: Share of a hidden subtree's documents in the whole corpus that setting 3 aims at.
@@ -100,6 +101,15 @@ def split_for_service(
         new += order[:k]
         filed += order[k:]
     return ServiceSplit(setting, hidden, sorted(filed), sorted(new))
+
+
+def load_for_service(path: Path, settings: Sequence[int], seed: int) -> Corpus:
+    """The corpus at ``path``, checked to split in each of ``settings`` (:class:`CorpusError`
+    where it cannot), so that a benchmark fails before its first run."""
+    corpus = load_corpus(path)
+    for setting in settings:
+        split_for_service(corpus, setting, seed)
+    return corpus
 
 
 def common_depth(a: Sequence[str], b: Sequence[str]) -> int:
