@@ -38,32 +38,19 @@ from foldwise.service.config import Settings
 from foldwise.service.db import make_engine
 from foldwise.service.models import Folder
 from foldwise.service.recluster import core_adapter
-from service_eval import _svm_predict, _zip
+from service_eval import _svm_predict, import_filed, post_new
 
 
 def _post_split(corpus: Corpus, split: ServiceSplit, seed: int, data: Path) -> dict[int, int]:
-    """Import the filed part and post the new documents on ``data``; id -> corpus index of
-    each new document of a known folder (a duplicate of a filed text is left out, as the
-    service leaves it)."""
+    """Import the filed part and post the new documents on ``data`` as service_eval does;
+    id -> corpus index of each new document of a known folder."""
     server = Server(data, env={"FOLDWISE_RECLUSTER_AUTO": "false"})
     try:
-        zipped = _zip(corpus, split.filed)
-        made = server.call(
-            "POST", "/api/import/zip", files={"file": ("filed.zip", zipped, "application/zip")}
-        )
-        if made.status_code not in (200, 201):
-            raise SystemExit(f"zip import failed: {made.status_code} {made.text[:300]}")
-        order = list(split.new)
-        random.Random(seed).shuffle(order)  # the order service_eval posts them in
-        known: dict[int, int] = {}
-        for i in order:
-            body = {"title": Path(corpus.paths[i]).name, "text": corpus.texts[i]}
-            posted = server.call("POST", "/api/documents", json=body).json()
-            if not posted["duplicate"] and not split.is_hidden(tuple(corpus.folders[i])):
-                known[posted["document"]["id"]] = i
+        import_filed(server, corpus, split)
+        posted = post_new(server, corpus, split, random.Random(seed))
     finally:
         server.stop()
-    return known
+    return {d: i for d, i in posted.items() if not split.is_hidden(tuple(corpus.folders[i]))}
 
 
 def run(corpus: Corpus, setting: int, seed: int) -> dict[str, Any]:

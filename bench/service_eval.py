@@ -75,6 +75,33 @@ def _svm_predict(texts: list[str], labels: list[str], queries: list[str]) -> lis
     return list(model.predict(vectorizer.transform(queries)))
 
 
+def import_filed(server: Server, corpus: Corpus, split: ServiceSplit) -> None:
+    """Import the split's filed documents as one zip (exits on a refused import)."""
+    zipped = _zip(corpus, split.filed)
+    report = server.call(
+        "POST", "/api/import/zip", files={"file": ("filed.zip", zipped, "application/zip")}
+    )
+    if report.status_code != 200 and report.status_code != 201:
+        raise SystemExit(f"zip import failed: {report.status_code} {report.text[:300]}")
+
+
+def post_new(
+    server: Server, corpus: Corpus, split: ServiceSplit, rng: random.Random
+) -> dict[int, int]:
+    """Post the split's new documents one by one in an order shuffled by ``rng``; new
+    document id -> corpus index, in posting order. A text filed already is left out: the
+    service has nothing new to place."""
+    order = list(split.new)
+    rng.shuffle(order)
+    text_of: dict[int, int] = {}
+    for i in order:
+        body = {"title": Path(corpus.paths[i]).name, "text": corpus.texts[i]}
+        posted = server.call("POST", "/api/documents", json=body).json()
+        if not posted["duplicate"]:
+            text_of[posted["document"]["id"]] = i
+    return text_of
+
+
 def _targets(tree: dict[str, Any]) -> dict[int, int | str | None]:
     return {p["document_id"]: p["folder_id"] for p in tree["placements"]}
 
@@ -202,33 +229,16 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
         server = Server(Path(tmp), env=env, source=args.server_src)
         try:
             t0 = time.perf_counter()
-            report = server.call(
-                "POST",
-                "/api/import/zip",
-                files={"file": ("filed.zip", _zip(corpus, split.filed), "application/zip")},
-            )
-            if report.status_code != 200 and report.status_code != 201:
-                raise SystemExit(f"zip import failed: {report.status_code} {report.text[:300]}")
+            import_filed(server, corpus, split)
             timings["import"] = time.perf_counter() - t0
             folders = server.call("GET", "/api/folders").json()
             folder_path = {f["id"]: tuple(f["path"].split("/")) for f in folders}
             folder_id = {p: i for i, p in folder_path.items()}
-            truth: dict[int, FolderPath] = {}  # new document id -> its true folder
-            text_of: dict[int, int] = {}  # new document id -> corpus index
-            order = list(split.new)
-            rng.shuffle(order)
             t0 = time.perf_counter()
-            for i in order:
-                posted = server.call(
-                    "POST",
-                    "/api/documents",
-                    json={"title": Path(corpus.paths[i]).name, "text": corpus.texts[i]},
-                ).json()
-                if posted["duplicate"]:
-                    continue  # the same text is filed already: nothing new to place
-                truth[posted["document"]["id"]] = tuple(corpus.folders[i])
-                text_of[posted["document"]["id"]] = i
+            text_of = post_new(server, corpus, split, rng)  # new document id -> corpus index
             timings["post_new"] = time.perf_counter() - t0
+            # new document id -> its true folder
+            truth: dict[int, FolderPath] = {d: tuple(corpus.folders[i]) for d, i in text_of.items()}
             known = [d for d, f in truth.items() if not split.is_hidden(f)]
             before, timings["recluster_1"] = server.recluster()
 
