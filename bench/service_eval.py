@@ -247,6 +247,8 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
 
             # The simulated person: questions first, then moves.
             asked, ties, answered, refused, filed_asked = 0, 0, [], 0, 0
+            # JSON only: every question asked and how the simulated person took it.
+            question_log: list[dict[str, str]] = []
             skipped: list[int] = []
             while asked < args.questions:
                 q = server.call("GET", "/api/questions/closer", params={"exclude": skipped})
@@ -261,9 +263,19 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
                 if a not in truth:
                     filed_asked += 1
                     skipped.append(a)
+                    question_log.append({"a": f"filed document {a}", "answer": "filed"})
                     continue
                 fb, fc = (folder_path[q[k]["folder_id"]] for k in ("b", "c"))
                 answer = closer_truth(truth[a], fb, fc)
+                question_log.append(
+                    {
+                        "a": corpus.paths[text_of[a]],
+                        "truth": "/".join(truth[a]),
+                        "b": "/".join(fb),
+                        "c": "/".join(fc),
+                        "answer": answer,
+                    }
+                )
                 if answer == "tie":
                     ties += 1
                     skipped.append(a)
@@ -277,6 +289,7 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
                 if made.status_code != 201:
                     refused += 1
                     skipped.append(a)
+                    question_log[-1]["answer"] = "refused"
                     continue
                 answered.append((a, folder_path[b["folder_id"]], folder_path[c["folder_id"]]))
             answered_ids = {a for a, _, _ in answered}
@@ -401,6 +414,7 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             "questions_refused": refused,
             "tie_share": ties / asked if asked else None,
             "filed_asked": filed_asked,
+            "question_log": question_log,
             "moves": len(moved),
             "proposals": len(groups),
             # Before feedback (JSON only): why a hidden folder got no proposal.

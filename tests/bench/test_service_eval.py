@@ -148,6 +148,13 @@ def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
     assert len(run["known_in_proposals_paths"]) == run["known_in_proposals"]
     assert len(run["known_in_proposals_after_paths"]) == run["known_in_proposals_after"]
     assert len(run["moved_paths"]) == run["moves"]
+    # One record per question asked, its answer counted where the figures count it.
+    log = run["question_log"]
+    assert len(log) == run["questions_asked"]
+    answers = [q["answer"] for q in log]
+    assert answers.count("tie") == round((run["tie_share"] or 0.0) * len(log))
+    assert answers.count("filed") == run["filed_asked"]
+    assert sum(a in ("b", "c") for a in answers) == run["questions_answered"]
     # A document listed as changed by feedback is in another place after it, and the
     # listed changes account for every change of right and wrong among those documents.
     changed = run["changed_by_feedback"]
