@@ -13,7 +13,10 @@ dropped; ``From:``, ``Subject:`` and ``Organization:`` stay, as in a mailbox. do
     python bench/newsgroups_corpus.py 20news-bydate/20news-bydate-train /tmp/news
     python bench/service_eval.py /tmp/news
 
-That gives 1,200 posts in 20 folders, 2 to 3 levels deep, 60 per folder.
+That gives 1,200 posts in 20 folders, 2 to 3 levels deep, 60 per folder. A real archive's
+folders are not that even: ``--smallest N`` makes the group sizes fall geometrically from
+``--per-group`` (the largest folder) to N, the groups drawn into that order at random (seeded).
+``--per-group 200 --smallest 5`` gives 1,110 posts in folders of 200 down to 5.
 """
 
 from __future__ import annotations
@@ -51,17 +54,32 @@ def folder_paths(groups: list[str]) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def newsgroups_corpus(source: Path, target: Path, per_group: int, seed: int) -> dict[str, int]:
-    """Write the corpus; returns the number of posts per folder (relative path)."""
+def group_sizes(groups: list[str], largest: int, smallest: int, seed: int) -> dict[str, int]:
+    """Posts to take per group: ``largest`` down to ``smallest`` in a geometric progression
+    over the groups in a seeded random order (all ``largest`` when the two are equal)."""
+    order = list(groups)
+    random.Random(seed).shuffle(order)
+    steps = max(len(order) - 1, 1)
+    return {
+        group: round(largest * (smallest / largest) ** (k / steps)) for k, group in enumerate(order)
+    }
+
+
+def newsgroups_corpus(
+    source: Path, target: Path, per_group: int, seed: int, smallest: int | None = None
+) -> dict[str, int]:
+    """Write the corpus; returns the number of posts per folder (relative path). Each group
+    gives ``per_group`` posts, or with ``smallest`` its share of :func:`group_sizes`."""
     groups = sorted(d.name for d in source.iterdir() if d.is_dir())
     paths = folder_paths(groups)
+    sizes = group_sizes(groups, per_group, per_group if smallest is None else smallest, seed)
     rng = random.Random(seed)
     written: dict[str, int] = {}
     for group in groups:
         posts = sorted((source / group).iterdir(), key=lambda p: p.name)
         folder, key = target.joinpath(*paths[group]), "/".join(paths[group])
         folder.mkdir(parents=True, exist_ok=True)
-        for post in rng.sample(posts, min(per_group, len(posts))):
+        for post in rng.sample(posts, min(sizes[group], len(posts))):
             lines = post.read_bytes().decode("latin-1").split("\n")
             text = "\n".join(line for line in lines if not _GROUP_HEADERS.match(line)).strip()
             if len(text.split()) < 5:
@@ -76,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("source", type=Path, help="20news-bydate-train: one folder per group")
     parser.add_argument("target", type=Path, help="a new, empty directory")
     parser.add_argument("--per-group", type=int, default=60)
+    parser.add_argument(
+        "--smallest", type=int, help="uneven folders: sizes fall from --per-group to this"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     problem = build_paths_error(args.source, args.target)
@@ -85,7 +106,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.per_group < 1:
         print("error: --per-group must be >= 1", file=sys.stderr)
         return 2
-    written = newsgroups_corpus(args.source, args.target, args.per_group, args.seed)
+    if args.smallest is not None and not 1 <= args.smallest <= args.per_group:
+        print("error: --smallest must lie between 1 and --per-group", file=sys.stderr)
+        return 2
+    written = newsgroups_corpus(
+        args.source, args.target, args.per_group, args.seed, smallest=args.smallest
+    )
     if not written:
         print(f"error: no posts in the group folders of {args.source}", file=sys.stderr)
         return 2

@@ -84,6 +84,29 @@ def test_posts_are_sampled_per_group_without_the_headers_that_name_it(tmp_path):
     assert sorted(load_corpus(tmp_path / "again").paths) == sorted(corpus.paths)
 
 
+def test_uneven_sizes_fall_geometrically_from_the_largest_to_the_smallest(tmp_path):
+    groups = [f"g.n{k}" for k in range(5)]
+    sizes = _module().group_sizes(groups, 80, 5, seed=3)
+    # 80 * (5/80)^(k/4): 80, 40, 20, 10, 5, one size per group.
+    assert sorted(sizes.values()) == [5, 10, 20, 40, 80] and set(sizes) == set(groups)
+    assert _module().group_sizes(groups, 80, 5, seed=3) == sizes
+    assert set(_module().group_sizes(groups, 7, 7, seed=0).values()) == {7}
+
+    source = tmp_path / "train"
+    for group in ("rec.sport.hockey", "rec.sport.baseball", "sci.med"):
+        (source / group).mkdir(parents=True)
+        for k in range(6):
+            (source / group / str(100 + k)).write_text(POST.format(group=group, k=k))
+    done = _run(source, tmp_path / "out", "--per-group", "6", "--smallest", "2")
+    assert done.returncode == 0, done.stderr
+    folders = [tuple(f) for f in load_corpus(tmp_path / "out").folders]
+    # Three groups: 6, 6 * (2/6)^(1/2) = 3.46 -> 3, and 2 posts.
+    assert sorted(folders.count(f) for f in set(folders)) == [2, 3, 6]
+    bad = _run(source, tmp_path / "bad", "--per-group", "6", "--smallest", "7")
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == "error: --smallest must lie between 1 and --per-group"
+
+
 def test_bad_input_is_one_line_and_a_non_zero_exit(tmp_path):
     missing = _run(tmp_path / "nope", tmp_path / "out")
     assert missing.returncode == 2
