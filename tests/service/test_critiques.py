@@ -273,6 +273,45 @@ def test_closer_question(client: TestClient, api: Api, rt: Runtime, worker: Embe
     assert client.get("/api/questions/closer", headers=api.user("bob")).status_code == 204
 
 
+def test_a_skipped_pair_of_folders_is_asked_about_last(
+    client: TestClient, api: Api, rt: Runtime, worker: EmbeddedWorker
+) -> None:
+    """After a skip, a question between the same two folders (either way round) comes after
+    every other one, even a more valuable one: the person could not choose between them."""
+    alice = seed_small(rt, "alice")
+    h = alice["headers"]
+    recluster(client, h)
+    folders = [f["id"] for f in client.get("/api/folders", headers=h).json()]
+    f1, f2, f3 = folders[:3]
+    with rt.sessions() as session:
+        rows = session.scalars(select(TreePlacement).order_by(TreePlacement.document_id)).all()
+        unfiled = {
+            d for d in session.scalars(select(Document.id).where(Document.folder_id.is_(None)))
+        }
+        rows = [pl for pl in rows if pl.document_id in unfiled]
+        assert len(rows) >= 4
+        # first: f1 vs f2, value .4; same_pair: f2 vs f1, value .3; other: f1 vs f3, .2.
+        plan = [(f1, f2, 0.4), (f2, f1, 0.3), (f1, f3, 0.2)]
+        for pl, (best, c, value) in zip(rows, plan, strict=False):
+            pl.best_folder_id, pl.question_folder_id = best, c
+            pl.question_value, pl.question_answerable = value, 0.95
+        for pl in rows[len(plan) :]:
+            pl.question_folder_id = None  # no question about the rest
+        session.commit()
+        first, same_pair, other = (pl.document_id for pl in rows[:3])
+
+    def ask(*skipped: int) -> int:
+        q = client.get("/api/questions/closer", params={"exclude": list(skipped)}, headers=h)
+        assert q.status_code == 200, q.text
+        return int(q.json()["a"]["id"])
+
+    assert ask() == first
+    assert ask(first) == other  # not same_pair, though it is worth more
+    assert ask(first, other) == same_pair  # asked last, not never
+    # Without the skip, value decides as before.
+    assert ask(other) == first
+
+
 def test_unchanged_input_gives_unchanged_tree(
     client: TestClient, api: Api, rt: Runtime, worker: EmbeddedWorker
 ) -> None:

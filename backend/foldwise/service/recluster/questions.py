@@ -11,9 +11,11 @@ left. On four real hierarchies (simulated person, 20 questions, settings 2-3) th
 share of ties from up to 55% (the smallest margin between the two most probable folders)
 to at most 15%. Skipped are documents already asked about (a ``closer`` critique in force
 with the document as ``a``), documents the person filed, and the ``exclude`` ids
-(questions the person skipped). ``b`` and ``c`` are the members of the two folders nearest
-to each folder's centroid, so the person compares the document with what each folder is
-typically about. "Neither: it belongs elsewhere" is a move critique of ``a``.
+(questions the person skipped). A question between the same two folders as one the person
+skipped comes after every other (:func:`_order`). ``b`` and ``c`` are the members of the
+two folders nearest to each folder's centroid, so the person compares the document with
+what each folder is typically about. "Neither: it belongs elsewhere" is a move critique of
+``a``.
 """
 
 from __future__ import annotations
@@ -34,6 +36,32 @@ from foldwise.service.users.models import User
 MAX_TRIES = 10
 #: Probability of an answer below which a question is likely a tie for the person.
 MIN_ANSWERABLE = 0.8
+
+
+def _order(rows: list[TreePlacement], skipped: set[int]) -> list[TreePlacement]:
+    """Candidate questions in the order they are asked: the likely answerable ones first
+    (``MIN_ANSWERABLE``), the most valuable first within each group; after all of them, the
+    questions between the same two folders as a question the person skipped (``skipped``:
+    its document ids). A skip says the person could not choose between those two folders
+    for that document, and the next document they hold between is most often the same
+    case: on 20 Newsgroups (``bench/service_eval.py``, setting 3, six runs) 11 of 19 ties
+    came after a tie between the same two folders, 10 of them posts of the hidden
+    ``talk/religion-misc`` between ``soc/religion-christian`` and ``alt/atheism``
+    (docs/placement.md, "Questions")."""
+
+    def pair(pl: TreePlacement) -> frozenset[int | None]:
+        return frozenset((pl.best_folder_id, pl.question_folder_id))
+
+    skipped_pairs = {pair(pl) for pl in rows if pl.document_id in skipped}
+    return sorted(
+        rows,
+        key=lambda pl: (
+            pair(pl) in skipped_pairs,
+            (pl.question_answerable or 0.0) < MIN_ANSWERABLE,
+            -(pl.question_value or 0.0),
+            pl.document_id,
+        ),
+    )
 
 
 def closer_question(
@@ -68,15 +96,7 @@ def closer_question(
             TreePlacement.question_folder_id.is_not(None),
         )
     ).all()
-    # Likely answerable questions first, the most valuable first within each group.
-    rows = sorted(
-        rows,
-        key=lambda pl: (
-            (pl.question_answerable or 0.0) < MIN_ANSWERABLE,
-            -(pl.question_value or 0.0),
-            pl.document_id,
-        ),
-    )
+    rows = _order(rows, skipped=exclude or set())
     tries = 0
     for pl in rows:
         if pl.document_id not in unfiled or pl.document_id in asked:
