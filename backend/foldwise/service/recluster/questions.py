@@ -20,6 +20,8 @@ what each folder is typically about. "Neither: it belongs elsewhere" is a move c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -38,7 +40,7 @@ MAX_TRIES = 10
 MIN_ANSWERABLE = 0.8
 
 
-def _order(rows: list[TreePlacement], skipped: set[int]) -> list[TreePlacement]:
+def _order(rows: Sequence[TreePlacement], skipped: set[int]) -> list[TreePlacement]:
     """Candidate questions in the order they are asked: the likely answerable ones first
     (``MIN_ANSWERABLE``), the most valuable first within each group; after all of them, the
     questions between the same two folders as a question the person skipped (``skipped``:
