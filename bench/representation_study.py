@@ -33,7 +33,12 @@ from sqlalchemy.orm import sessionmaker
 from foldwise import core
 from foldwise.bench._corpus import Corpus, CorpusError
 from foldwise.bench.served import Server
-from foldwise.bench.service_protocol import ServiceSplit, load_for_service, split_for_service
+from foldwise.bench.service_protocol import (
+    ServiceSplit,
+    load_for_service,
+    result_line,
+    split_for_service,
+)
 from foldwise.service.config import Settings
 from foldwise.service.db import make_engine
 from foldwise.service.models import Folder
@@ -110,8 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         for seed in args.seeds:
             result = run(corpus, setting, seed)
             runs.append(result)
-            print(" ".join(f"{k}={v:.3f}" if isinstance(v, float) else f"{k}={v}"
-                           for k, v in result.items()), flush=True)  # fmt: skip
+            print(result_line(result), flush=True)
     wrong = [r for r in runs if r[r["chosen"]] < max(r["latent"], r["plain"])]
     print(f"choice below the better representation in {len(wrong)} of {len(runs)} runs"
           + (f", by up to {max(max(r['latent'], r['plain']) - r[r['chosen']] for r in wrong):.3f}"

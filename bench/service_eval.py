@@ -51,6 +51,7 @@ from foldwise.bench.service_protocol import (
     churn,
     closer_truth,
     load_for_service,
+    result_line,
     share,
     split_for_service,
     violates,
@@ -476,12 +477,6 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
     return table
 
 
-def _format(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpus", type=Path, help="a folder tree of text documents")
@@ -522,14 +517,11 @@ def main(argv: list[str] | None = None) -> int:
         for seed in args.seeds:
             result = run(corpus, setting, seed, args)
             runs.append(result)
-            print(
-                " ".join(f"{k}={_format(result[k])}" for k in ["setting", "seed", *SUMMARY]),
-                flush=True,
-            )
+            print(result_line(result, ["setting", "seed", *SUMMARY]), flush=True)
     table = summarize(runs)
     print("\nmedians per setting")
     for setting, row in table.items():
-        print(f"setting {setting}: " + " ".join(f"{k}={_format(v)}" for k, v in row.items()))
+        print(f"setting {setting}: " + result_line(row))
     if args.json:
         args.json.write_text(json.dumps({"runs": runs, "medians": table}, indent=2))
     return 0

@@ -157,6 +157,16 @@ def churn(before: Mapping[int, object], after: Mapping[int, object]) -> float:
     return sum(after.get(d) != t for d, t in before.items()) / len(before)
 
 
+def result_line(result: Mapping[str, object], keys: Sequence[str] | None = None) -> str:
+    """``key=value`` for each of ``keys`` of a benchmark run (default: all of them), floats
+    to three decimals: the line the service benchmarks print per run."""
+    shown = result.keys() if keys is None else keys
+    return " ".join(
+        f"{k}={result[k]:.3f}" if isinstance(result[k], float) else f"{k}={result[k]}"
+        for k in shown
+    )
+
+
 def share(flags: Sequence[bool]) -> float | None:
     """Mean of ``flags``, ``None`` when empty (so that a missing figure is not a zero)."""
     return float(np.mean(flags)) if len(flags) else None

@@ -479,9 +479,9 @@ def extended_tree(
         # account, to neither b's folder nor c's: its question is a tie for the person
         # (20 Newsgroups, setting 3 seed 2: 3 of the 6 ties among 20 questions;
         # docs/placement.md, "Questions").
-        answerable = None if question is None else question.answerable
-        if answerable is not None and i in in_proposal:
-            answerable = 0.0
+        answerable = None
+        if question is not None:
+            answerable = 0.0 if i in in_proposal else question.answerable
         placements.append(
             DocumentPlacement(
                 i,
