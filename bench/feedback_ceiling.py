@@ -21,19 +21,17 @@ Each figure is the relative change of the misplacement of the documents not crit
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import sys
 import warnings
-from pathlib import Path
 
 import numpy as np
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.svm import LinearSVC
 
 from foldwise.bench._corpus import CorpusError, load_corpus
-from foldwise.bench.service_protocol import closer_truth, split_for_service
+from foldwise.bench.service_protocol import closer_truth, split_arguments, split_for_service
 from foldwise.core import FolderPlacement, closer_questions, text_features
 
 
@@ -119,10 +117,7 @@ def run(corpus, setting: int, seed: int, questions: int, moves: int) -> dict[str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("corpus", type=Path)
-    parser.add_argument("--settings", type=int, nargs="+", default=[2, 3], choices=[2, 3])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser = split_arguments(__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--moves", type=int, default=10)
     args = parser.parse_args(argv)

@@ -16,7 +16,6 @@ and by how much. Usage::
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import sys
@@ -37,6 +36,7 @@ from foldwise.bench.service_protocol import (
     ServiceSplit,
     load_for_service,
     result_line,
+    split_arguments,
     split_for_service,
 )
 from foldwise.service.config import Settings
@@ -99,10 +99,7 @@ def run(corpus: Corpus, setting: int, seed: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("corpus", type=Path, help="a folder tree of text documents")
-    parser.add_argument("--settings", type=int, nargs="+", default=[2, 3], choices=[2, 3])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser = split_arguments(__doc__.splitlines()[0])
     parser.add_argument("--json", type=Path, help="write every run here")
     args = parser.parse_args(argv)
     try:

@@ -53,6 +53,7 @@ from foldwise.bench.service_protocol import (
     load_for_service,
     result_line,
     share,
+    split_arguments,
     split_for_service,
     violates,
 )
@@ -478,10 +479,7 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("corpus", type=Path, help="a folder tree of text documents")
-    parser.add_argument("--settings", type=int, nargs="+", default=[2, 3], choices=[2, 3])
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser = split_arguments(__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--moves", type=int, default=10)
     parser.add_argument("--method", default="biihac")

@@ -17,6 +17,7 @@ not a folder the service can file into.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +102,16 @@ def split_for_service(
         new += order[:k]
         filed += order[k:]
     return ServiceSplit(setting, hidden, sorted(filed), sorted(new))
+
+
+def split_arguments(description: str) -> argparse.ArgumentParser:
+    """A command line parser with the arguments every benchmark of this protocol takes: the
+    corpus, ``--settings`` (2 and/or 3) and ``--seeds``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("corpus", type=Path, help="a folder tree of text documents")
+    parser.add_argument("--settings", type=int, nargs="+", default=[2, 3], choices=[2, 3])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    return parser
 
 
 def load_for_service(path: Path, settings: Sequence[int], seed: int) -> Corpus:
