@@ -6,7 +6,11 @@ the same protocol in process, on the placement model alone (no server, no dendro
 retrains it three ways:
 
 - ``moves``: with the moved documents filed where the person put them (what a recluster
-  learns from moves);
+  learns from moves), every quantity cross-validated again;
+- ``service``: the same, as the service's recluster after feedback does it: the first
+  model's cross-validated quantities kept (``FolderPlacement(cross_validated=...)``) and
+  each document left where it was shown unless another folder's posterior is
+  ``--keep-margin`` higher (``extended_tree``'s ``keep_margin``, the service's default);
 - ``oracle``: with the *true* folder of every critiqued document, moved and asked about
   alike: more than a person's answers say, and the most any channel that learns from the
   critiqued documents' labels can get;
@@ -16,7 +20,7 @@ Each figure is the relative change of the misplacement of the documents not crit
 (negative: fewer misplaced). Questions are chosen as the service chooses them
 (``core.closer_questions``); the simulated person skips ties.
 
-    python bench/feedback_ceiling.py CORPUS [--settings 2 3] [--seeds 0 1 2]
+    python bench/feedback_ceiling.py CORPUS [--settings 2 3] [--seeds 0 1 2] [--keep-margin M]
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from sklearn.svm import LinearSVC
 from foldwise.bench._corpus import CorpusError, load_corpus
 from foldwise.bench.service_protocol import closer_truth, split_arguments, split_for_service
 from foldwise.core import FolderPlacement, closer_questions, text_features
+from foldwise.service.config import ReclusterSettings
 
 
 def _svm_misplaced(texts, labels, train, test, truth) -> float:
@@ -44,7 +49,24 @@ def _svm_misplaced(texts, labels, train, test, truth) -> float:
     return float(np.mean([p != "/".join(truth[i]) for p, i in zip(predicted, test, strict=True)]))
 
 
-def run(corpus, setting: int, seed: int, questions: int, moves: int) -> dict[str, float]:
+def _kept_misplaced(model, X, with_moves, rest, shown_before, truth, keep_margin) -> float:
+    """Misplacement of ``rest`` after the service's recluster with the moves: ``model``'s
+    cross-validated quantities kept, and a document kept in ``shown_before`` (its column)
+    unless another folder's posterior is ``keep_margin`` higher."""
+    after = FolderPlacement(cross_validated=model.cross_validated_state()).fit(X, with_moves)
+    assert after.folders_ == model.folders_  # the moves go to folders with filed documents
+    Q = after.predict_proba(X[rest])
+    best = Q.argmax(axis=1)
+    old = np.array([shown_before[i] for i in rest], dtype=np.intp)
+    rows = np.arange(len(rest))
+    kept = (Q[rows, old] > 0) & (Q[rows, old] >= Q[rows, best] - keep_margin)
+    shown = np.where(kept, old, best)
+    return float(np.mean([after.folders_[j] != truth[i] for j, i in zip(shown, rest, strict=True)]))
+
+
+def run(
+    corpus, setting: int, seed: int, questions: int, moves: int, keep_margin: float
+) -> dict[str, float]:
     split = split_for_service(corpus, setting, seed)
     docs = list(split.filed) + list(split.new)
     n_filed = len(split.filed)
@@ -106,9 +128,12 @@ def run(corpus, setting: int, seed: int, questions: int, moves: int) -> dict[str
     def change(after: float, base: float) -> float:
         return (after - base) / base if base else 0.0
 
+    shown_before = P.argmax(axis=1)
+    service = _kept_misplaced(model, X, with_moves, rest, shown_before, truth, keep_margin)
     return {
         "misplaced_before": before,
         "moves": change(misplacement(with_moves), before),
+        "service": change(service, before),
         "oracle": change(misplacement(oracle), before),
         "svm": change(svm_after, svm_before),
         "critiqued": len(critiqued),
@@ -120,7 +145,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = split_arguments(__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--moves", type=int, default=10)
+    parser.add_argument(
+        "--keep-margin",
+        type=float,
+        default=ReclusterSettings.model_fields["keep_margin"].default,
+        help="the service column's keep_margin (default: the service's)",
+    )
     args = parser.parse_args(argv)
+    if not 0.0 <= args.keep_margin <= 1.0:
+        parser.error(f"--keep-margin must lie in [0, 1], got {args.keep_margin}")
     try:
         corpus = load_corpus(args.corpus)
     except CorpusError as exc:
@@ -129,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for setting in args.settings:
         for seed in args.seeds:
-            row = run(corpus, setting, seed, args.questions, args.moves)
+            row = run(corpus, setting, seed, args.questions, args.moves, args.keep_margin)
             rows.append(row)
             print(
                 f"setting={setting} seed={seed} "
@@ -138,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
                 ),
                 flush=True,
             )
-    for key in ("moves", "oracle", "svm"):
+    for key in ("moves", "service", "oracle", "svm"):
         values = [r[key] for r in rows]
         print(
             f"{key}: median {statistics.median(values):+.3f}, "
