@@ -9,15 +9,9 @@ import sys
 from pathlib import Path
 
 import numpy as np
+from topic_words import TOPICS
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "representation_study.py"
-TOPICS = {
-    "home/recipes": "bread flour yeast dough oven knead crust loaf soup broth",
-    "home/garden": "garden soil seed compost rake weed tomato hose",
-    "work/taxes": "tax return deduction receipt income refund form audit",
-    "work/travel": "flight hotel booking passport luggage train ticket visa",
-    "work/contracts": "contract clause signature party term agreement notice lawyer",
-}
 
 
 def _corpus(root: Path, per_folder: int = 10) -> Path:
