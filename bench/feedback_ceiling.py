@@ -37,6 +37,7 @@ from sklearn.svm import LinearSVC
 from foldwise.bench._corpus import CorpusError, load_corpus
 from foldwise.bench.service_protocol import closer_truth, split_arguments, split_for_service
 from foldwise.core import FolderPlacement, closer_questions, text_features
+from foldwise.core.placement._extended_tree import _kept_folders
 from foldwise.service.config import ReclusterSettings
 
 
@@ -55,13 +56,13 @@ def _kept_misplaced(model, X, with_moves, rest, shown_before, truth, keep_margin
     unless another folder's posterior is ``keep_margin`` higher."""
     after = FolderPlacement(cross_validated=model.cross_validated_state()).fit(X, with_moves)
     assert after.folders_ == model.folders_  # the moves go to folders with filed documents
-    Q = after.predict_proba(X[rest])
-    best = Q.argmax(axis=1)
-    old = np.array([shown_before[i] for i in rest], dtype=np.intp)
-    rows = np.arange(len(rest))
-    kept = (Q[rows, old] > 0) & (Q[rows, old] >= Q[rows, best] - keep_margin)
-    shown = np.where(kept, old, best)
-    return float(np.mean([after.folders_[j] != truth[i] for j, i in zip(shown, rest, strict=True)]))
+    folders = after.folders_
+    previous = [folders[shown_before[i]] for i in rest]
+    # The rule extended_tree applies, on the rows of ``rest``.
+    shown = _kept_folders(
+        after.predict_proba(X[rest]), folders, np.arange(len(rest)), previous, keep_margin
+    )
+    return float(np.mean([folders[j] != truth[i] for j, i in zip(shown, rest, strict=True)]))
 
 
 def run(
