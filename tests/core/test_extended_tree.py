@@ -482,12 +482,12 @@ def test_a_precomputed_open_set_test_gives_the_same_tree():
         tree(neighbourhood_p=answers[:-1])
 
 
-def _golf_scattered_among_football(seed):
+def _golf_scattered_among_football(seed, per_folder=15, n_labeled=8):
     """A hidden folder (golf) whose every page the dendrogram joins with a filed football
     page, so that no subtree of (almost) only new documents holds them. Returns a function
     of ``extended_tree``'s keyword arguments, the labels and the golf pages."""
-    X, names, truth = topic_corpus(seed=seed)
-    labels = label_some(truth, 8, {("sport", "golf")}, seed=seed)
+    X, names, truth = topic_corpus(seed=seed, per_folder=per_folder)
+    labels = label_some(truth, n_labeled, {("sport", "golf")}, seed=seed)
     golf = [i for i, t in enumerate(truth) if t == ("sport", "golf")]
     football = [i for i, f in enumerate(labels) if f == ("sport", "football")]
     rows = X.toarray()
@@ -516,6 +516,38 @@ def test_a_new_topic_the_dendrogram_scatters_is_regrouped(seed):
     assert proposal_f_score(regrouped, {"golf": golf}) >= 0.8
     assert [p.parent for p in regrouped.proposals()] == [("sport",)]
     assert proposal_f_score(tree(), {"golf": golf}) == 0.0
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_a_sibling_the_model_shows_in_a_folder_is_proposed_beside_it(seed):
+    """Golf scattered among football in the dendrogram, and no neighbourhood test to
+    regroup it (all p-values 1): the documents shown in football that a classifier tells
+    from football's filed ones (``filed_folders``, ``_unlike_filed``) become a proposal
+    under ``sport``. Without the filed documents' folders nothing is proposed. (The test
+    needs folders of some size: 18 filed documents here.)"""
+    tree, X, labels, golf = _golf_scattered_among_football(seed, per_folder=30, n_labeled=18)
+    filed = [i for i, f in enumerate(labels) if f is not None]
+    mute = np.ones(X.shape[0])
+    found = tree(
+        neighbourhood_p=mute, filed_features=X[filed], filed_folders=[labels[i] for i in filed]
+    )
+    assert proposal_f_score(found, {"golf": golf}) >= 0.6
+    assert {p.path[:1] for p in found.proposals()} == {("sport",)}
+    assert {d for p in found.proposals() for d in p.documents} <= set(golf)
+    assert tree(neighbourhood_p=mute, filed_features=X[filed]).proposals() == []
+
+
+def test_nothing_hidden_nothing_proposed_beside_a_folder():
+    """Every folder's new documents like its filed ones: the test of each folder's shown
+    documents proposes nothing."""
+    X, _, truth = topic_corpus(seed=3, per_folder=30)
+    labels = label_some(truth, 18, set(), seed=3)
+    filed = [i for i, f in enumerate(labels) if f is not None]
+    with_test = extended_tree(
+        linkage(pdist(X.toarray(), "cosine"), "average"), X, labels,
+        filed_features=X[filed], filed_folders=[labels[i] for i in filed],
+    )  # fmt: skip
+    assert with_test.proposals() == []
 
 
 def test_pages_of_one_kind_from_many_folders_stay_out_of_proposals():

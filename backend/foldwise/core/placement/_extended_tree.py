@@ -51,6 +51,7 @@ from foldwise.core.placement._proposals import (
     honour_critiques,
 )
 from foldwise.core.placement._questions import closer_questions
+from foldwise.core.placement._unlike_filed import unlike_filed
 
 FolderKind = Literal["existing", "proposed"]
 
@@ -209,6 +210,7 @@ def extended_tree(
     filed_features: sp.spmatrix | NDArray[np.floating] | None = None,
     open_set_features: sp.spmatrix | NDArray[np.floating] | None = None,
     neighbourhood_p: ArrayLike | None = None,
+    filed_folders: Sequence[FolderPath] | None = None,
     previous_folders: Sequence[FolderPath | None] | None = None,
     keep_margin: float = 0.1,
     rejected: Sequence[Collection[int]] = (),
@@ -278,7 +280,13 @@ def extended_tree(
     neighbourhood_p : array-like of shape (n_docs,), float, optional
         That test's p-values, computed by the caller: ``neighbourhood_p_values`` of the new
         documents' ``open_set_features`` rows against ``filed_features`` (the service runs
-        it while the clustering does). Overrides ``filed_features``; filed rows are ignored.
+        it while the clustering does). Overrides ``filed_features`` for that test.
+    filed_folders : sequence of FolderPath, length n_filed, optional
+        The folder of each row of ``filed_features``. With both, the new documents shown in
+        a folder are tested against that folder's filed documents (``unlike_filed``): those
+        a classifier tells apart may become a proposed sibling of the folder, where the
+        dendrogram put them among its filed documents (docs/placement.md, "Unlike what the
+        person filed").
     previous_folders : sequence of FolderPath or None, length n_docs, optional
         The existing folder the previous tree showed each document in (``None``: none).
         A document stays there unless the model now gives another folder a posterior at
@@ -356,6 +364,20 @@ def extended_tree(
         if new.size:
             p_values[new] = neighbourhood_p_values(O_X[new], filed_features)
 
+    shown = _kept_folders(proba, placement.folders_, new, previous_folders, keep_margin)
+    candidates: dict[FolderPath, list[int]] = {}
+    if filed_folders is not None and filed_features is not None and new.size:
+        if len(filed_folders) != sp.csr_matrix(filed_features).shape[0]:
+            raise ValueError("filed_folders must give one folder per row of filed_features")
+        found = unlike_filed(
+            O_X[new],
+            [placement.folders_[j] for j in shown[new]],
+            filed_features,
+            [tuple(f) for f in filed_folders],
+            min_size=min_proposal_size,
+        )
+        candidates = {f: new[rows].tolist() for f, rows in found.items()}
+
     # Weighted unit rows: cohesion and affinity are average weighted cosines (000 eq. 2).
     Xw = sp.csr_matrix(normalize(X @ sp.diags(np.sqrt(w))))
     # Without the weights: where a proposal divides into subfolders, and what names those
@@ -375,6 +397,7 @@ def extended_tree(
         refinements=refinements,
         neighbourhood_p=p_values,
         plain=plain,
+        unlike_filed=candidates,
     )
     groups = honour_critiques(groups, rejected, taken_out)
 
@@ -443,7 +466,6 @@ def extended_tree(
             targets[path] = label_sums[below].sum(axis=0) / max(label_counts[below].sum(), 1.0)
         return targets[path]
 
-    shown = _kept_folders(proba, placement.folders_, new, previous_folders, keep_margin)
     questions = dict(
         zip(
             map(int, new),

@@ -29,7 +29,7 @@ fine proposals get, not a constant.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -192,6 +192,7 @@ def find_proposals(
     refinements: bool = False,
     neighbourhood_p: NDArray[np.float64] | None = None,
     plain: sp.csr_matrix | None = None,
+    unlike_filed: Mapping[FolderPath, Sequence[int]] | None = None,
 ) -> list[Group]:
     """Proposed folders, each a :class:`Group` with its parent folder.
 
@@ -225,6 +226,10 @@ def find_proposals(
     plain : sparse matrix of shape (n_docs, n_terms'), optional
         Unit rows of the documents without the learned term weights, where a proposal is
         divided into subfolders (``_subfolders``); ``Xw`` if omitted.
+    unlike_filed : mapping of FolderPath to sequence of int, optional
+        Per existing folder, the new documents shown there that are unlike its filed ones
+        (``_unlike_filed.unlike_filed``, as rows of ``Xw``): candidates for a proposed
+        sibling of that folder (:func:`_unlike_filed`).
     """
     n = Xw.shape[0]
     if n < 2:
@@ -264,7 +269,12 @@ def find_proposals(
     )
     groups = _search(ctx, Z, labels, max_labeled_share)
     groups = _absorb(ctx, _merge(ctx, groups, min_size))
-    groups = _merge(ctx, groups + _regroup(ctx, {d for g in groups for d in g.members}), min_size)
+    groups = groups + _regroup(ctx, {d for g in groups for d in g.members})
+    groups = _merge(
+        ctx,
+        groups + _unlike_filed(ctx, unlike_filed or {}, {d for g in groups for d in g.members}),
+        min_size,
+    )
     folder_cohesion = FolderCohesion.of(ctx.plain, labels)
     groups = [
         _divide(ctx, _prune(g, min_size), folder_cohesion, min_size)
@@ -533,6 +543,47 @@ def _regroup(ctx: _Context, taken: set[int]) -> list[Group]:
             )
         elif v >= m:
             stack.extend(children[v])
+    return groups
+
+
+def _unlike_filed(
+    ctx: _Context, candidates: Mapping[FolderPath, Sequence[int]], taken: set[int]
+) -> list[Group]:
+    """Proposed siblings of folders whose shown new documents hold another topic.
+
+    ``candidates`` are, per folder F, the new documents shown in F that a classifier tells
+    from F's filed documents (``_unlike_filed.unlike_filed``). Besides the other topic's
+    documents, about one in ten of F's own new documents is flagged by chance (it lies
+    above every filed document of its half). Those are not like the others: a flagged
+    document stays only if its neighbourhood is not an ordinary one (``not_ordinary``,
+    as on the classifier's path) and it is more like the other flagged ones on average
+    than like any existing folder (the test ``_absorb`` applies to one document). What
+    stays, and
+    no other proposal took, becomes a proposal beside F (under F's parent) when it is a
+    cluster of its own, as every proposal is (cohesion above its affinity to every
+    existing folder; docs/placement.md, "Unlike what the person filed").
+    """
+    groups = []
+    for folder, docs in candidates.items():
+        members = np.array(
+            sorted(
+                d for d in docs if d not in taken and not ctx.labeled[d] and ctx.not_ordinary[d]
+            )
+        )
+        if members.size < MIN_PIECE or not ctx.label_counts.size:
+            continue
+        s = ctx.sum_of(members)
+        rows = ctx.Xw[members]
+        to_others = (np.asarray(rows @ s).ravel() - 1.0) / (members.size - 1)
+        to_folder = (np.asarray(rows @ ctx.label_sums.T) / ctx.label_counts).max(axis=1)
+        members = members[to_others > to_folder]
+        if members.size < MIN_PIECE:
+            continue
+        s, k = ctx.sum_of(members), members.size
+        cohesion = cohesion_of(s, k)
+        affinity = ctx.affinity(s, k)
+        if cohesion > affinity:
+            groups.append(Group(tuple(int(d) for d in members), folder[:-1], cohesion, affinity))
     return groups
 
 

@@ -751,6 +751,8 @@ def _served_tree(
     def rows(ids: set[int]) -> set[int]:
         return {row_of[d] for d in ids if d in row_of}
 
+    training = _training_rows(inputs)
+    folder_of = {r: f for f, members in inputs.centroid_rows.items() for r in members}
     tree = core.extended_tree(
         Z,
         inputs.X,
@@ -763,6 +765,9 @@ def _served_tree(
         novelty_quantile=options.novelty_quantile,
         nested_proposals=True,
         neighbourhood_p=neighbourhood_p,
+        open_set_features=_open_set_features(inputs)[inputs.rows],
+        filed_features=_open_set_features(inputs)[training],
+        filed_folders=[inputs.paths[folder_of[r]] for r in training],
         keep_margin=options.keep_margin,
         previous_folders=[
             inputs.paths.get(inputs.previous_folder_of.get(d, -1)) if label is None else None
