@@ -566,9 +566,7 @@ def _unlike_filed(
     groups = []
     for folder, docs in candidates.items():
         members = np.array(
-            sorted(
-                d for d in docs if d not in taken and not ctx.labeled[d] and ctx.not_ordinary[d]
-            )
+            sorted(d for d in docs if d not in taken and not ctx.labeled[d] and ctx.not_ordinary[d])
         )
         if members.size < MIN_PIECE or not ctx.label_counts.size:
             continue
