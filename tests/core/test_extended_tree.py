@@ -537,6 +537,13 @@ def test_a_sibling_the_model_shows_in_a_folder_is_proposed_beside_it(seed):
     assert tree(neighbourhood_p=mute, filed_features=X[filed]).proposals() == []
 
 
+def test_filed_folders_must_match_the_filed_rows():
+    tree, X, labels, _ = _golf_scattered_among_football(0)
+    filed = [i for i, f in enumerate(labels) if f is not None]
+    with pytest.raises(ValueError, match="one folder per row of filed_features"):
+        tree(filed_features=X[filed], filed_folders=[labels[i] for i in filed[1:]])
+
+
 def test_nothing_hidden_nothing_proposed_beside_a_folder():
     """Every folder's new documents like its filed ones: the test of each folder's shown
     documents proposes nothing."""

@@ -18,7 +18,9 @@ in F (:func:`_refinements`).
 
 Documents whose neighbourhood is new but that the dendrogram scattered among a folder's
 filed documents (a hidden sibling of that folder) are clustered again on their own
-(:func:`_regroup`).
+(:func:`_regroup`). New documents that the model shows in a folder and a classifier tells
+from that folder's filed ones (``_unlike_filed``) become a proposal beside the folder
+(:func:`_unlike_filed`).
 
 Pieces of one topic that a stray document separated in the dendrogram are joined when they
 are closer to each other than to any existing folder. A proposal less cohesive than
@@ -558,10 +560,9 @@ def _unlike_filed(
     document stays only if its neighbourhood is not an ordinary one (``not_ordinary``,
     as on the classifier's path) and it is more like the other flagged ones on average
     than like any existing folder (the test ``_absorb`` applies to one document). What
-    stays, and
-    no other proposal took, becomes a proposal beside F (under F's parent) when it is a
-    cluster of its own, as every proposal is (cohesion above its affinity to every
-    existing folder; docs/placement.md, "Unlike what the person filed").
+    stays, and no other proposal took, becomes a proposal beside F (under F's parent)
+    when it is a cluster of its own, as every proposal is (cohesion above its affinity to
+    every existing folder; docs/placement.md, "Unlike what the person filed").
     """
     groups = []
     for folder, docs in candidates.items():
