@@ -48,7 +48,7 @@ def test_a_hidden_sibling_shown_in_a_folder_is_told_from_its_filed_documents(see
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_new_documents_like_the_filed_ones_flag_no_folder(seed):
     """Golf filed like every other folder: each folder's new documents are a random part
-    of it, and no folder is flagged (the binomial test at .05 over all folders)."""
+    of it, and no folder is flagged (the hypergeometric test at .05 over all folders)."""
     X, _, truth = topic_corpus(seed=seed, per_folder=30)
     filed = _filed(truth, seed)
     new = np.flatnonzero(~filed)
