@@ -531,7 +531,9 @@ def test_a_sibling_the_model_shows_in_a_folder_is_proposed_beside_it(seed):
     found = tree(
         neighbourhood_p=mute, filed_features=X[filed], filed_folders=[labels[i] for i in filed]
     )
-    assert proposal_f_score(found, {"golf": golf}) >= 0.6
+    # Only documents flagged by both splits join: .54-.85 over these seeds (.6-.97 with
+    # one split's flags, which let a few of football's own documents in elsewhere).
+    assert proposal_f_score(found, {"golf": golf}) >= 0.5
     assert {p.path[:1] for p in found.proposals()} == {("sport",)}
     assert {d for p in found.proposals() for d in p.documents} <= set(golf)
     assert tree(neighbourhood_p=mute, filed_features=X[filed]).proposals() == []

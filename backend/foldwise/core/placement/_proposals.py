@@ -555,8 +555,9 @@ def _unlike_filed(
 
     ``candidates`` are, per folder F, the new documents shown in F that a classifier tells
     from F's filed documents (``_unlike_filed.unlike_filed``). Besides the other topic's
-    documents, about one in ten of F's own new documents is flagged by chance (it lies
-    above every filed document of its half). Those are not like the others: a flagged
+    documents, now and then one of F's own new documents is flagged by chance (it lies
+    above every filed document of its half in both splits). Those are not like the others:
+    a flagged
     document stays only if its neighbourhood is not an ordinary one (``not_ordinary``,
     as on the classifier's path) and it is more like the other flagged ones on average
     than like any existing folder (the test ``_absorb`` applies to one document). What
