@@ -36,9 +36,6 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import sessionmaker
-
 from foldwise.bench._corpus import CorpusError
 from foldwise.bench.served import Server
 from foldwise.bench.service_protocol import (
@@ -48,10 +45,8 @@ from foldwise.bench.service_protocol import (
     split_for_service,
 )
 from foldwise.core import FolderPath
-from foldwise.service.config import Settings
-from foldwise.service.db import make_engine
-from foldwise.service.models import Folder
 from foldwise.service.recluster import core_adapter
+from representation_study import recluster_inputs
 from service_eval import _proposal_members, _targets, import_filed, post_new
 
 
@@ -83,15 +78,14 @@ def score(
     }
 
 
-def _names(session: Any) -> dict[int, FolderPath]:
-    rows = session.execute(select(Folder.id, Folder.parent_id, Folder.name))
-    parent_name = {i: (p, n) for i, p, n in rows}
+def _names(folders: dict[int, tuple[int | None, str]]) -> dict[int, FolderPath]:
+    """Folder id -> its path of names, from each folder's parent id and name."""
 
     def path(i: int) -> FolderPath:
-        p, n = parent_name[i]
-        return (*path(p), n) if p is not None else (n,)
+        parent, name = folders[i]
+        return (*path(parent), name) if parent is not None else (name,)
 
-    return {i: path(i) for i in parent_name}
+    return {i: path(i) for i in folders}
 
 
 def save(corpus_path: Path, settings: list[int], seeds: list[int], out: Path) -> None:
@@ -105,16 +99,7 @@ def save(corpus_path: Path, settings: list[int], seeds: list[int], out: Path) ->
                 try:
                     import_filed(server, corpus, split)
                     posted = post_new(server, corpus, split, random.Random(seed))
-                    options = Settings(data_dir=Path(tmp))
-                    engine = make_engine(options.sqlalchemy_url)
-                    try:
-                        with sessionmaker(engine)() as session:
-                            inputs = core_adapter.load_inputs(
-                                session=session, user_id=1, options=options.recluster, seed=1
-                            )
-                            names = _names(session)
-                    finally:
-                        engine.dispose()
+                    inputs, options, folders = recluster_inputs(Path(tmp))
                     tree, _ = server.recluster()
                 finally:
                     server.stop()
@@ -123,13 +108,15 @@ def save(corpus_path: Path, settings: list[int], seeds: list[int], out: Path) ->
                 "setting": setting,
                 "seed": seed,
                 "inputs": inputs,
-                "options": options.recluster,
+                "options": options,
                 "truth": truth,
                 "hidden": {d: split.is_hidden(f) for d, f in truth.items()},
-                "names": names,
+                "names": _names(folders),
             }
             placed = {d: f if isinstance(f, int) else None for d, f in _targets(tree).items()}
-            run["service"] = score(placed, _proposal_members(tree), truth, run["hidden"], names)
+            run["service"] = score(
+                placed, _proposal_members(tree), truth, run["hidden"], run["names"]
+            )
             with (out / f"run-{setting}-{seed}.pkl").open("wb") as f:
                 pickle.dump(run, f)
             print(result_line({"setting": setting, "seed": seed, **run["service"]}), flush=True)

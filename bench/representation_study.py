@@ -39,7 +39,7 @@ from foldwise.bench.service_protocol import (
     split_arguments,
     split_for_service,
 )
-from foldwise.service.config import Settings
+from foldwise.service.config import ReclusterSettings, Settings
 from foldwise.service.db import make_engine
 from foldwise.service.models import Folder
 from foldwise.service.recluster import core_adapter
@@ -58,22 +58,34 @@ def _post_split(corpus: Corpus, split: ServiceSplit, seed: int, data: Path) -> d
     return {d: i for d, i in posted.items() if not split.is_hidden(tuple(corpus.folders[i]))}
 
 
+def recluster_inputs(
+    data: Path,
+) -> tuple[core_adapter.ReclusterInput, ReclusterSettings, dict[int, tuple[int | None, str]]]:
+    """What the first recluster of the service on ``data`` reads (``core_adapter.load_inputs``
+    for its one user, as the worker reads it), its recluster settings, and every folder's
+    parent id and name."""
+    settings = Settings(data_dir=data)
+    engine = make_engine(settings.sqlalchemy_url)
+    try:
+        with sessionmaker(engine)() as session:
+            inputs = core_adapter.load_inputs(
+                session=session, user_id=1, options=settings.recluster, seed=1
+            )
+            rows = session.execute(select(Folder.id, Folder.parent_id, Folder.name))
+            folders = {i: (parent, name) for i, parent, name in rows}
+    finally:
+        engine.dispose()
+    return inputs, settings.recluster, folders
+
+
 def run(corpus: Corpus, setting: int, seed: int) -> dict[str, Any]:
     split = split_for_service(corpus, setting, seed)
     with tempfile.TemporaryDirectory(prefix="representation-study-") as tmp:
         known = _post_split(corpus, split, seed, Path(tmp))
-        settings = Settings(data_dir=Path(tmp))
-        engine = make_engine(settings.sqlalchemy_url)
-        try:
-            with sessionmaker(engine)() as session:
-                inputs = core_adapter.load_inputs(
-                    session=session, user_id=1, options=settings.recluster, seed=1
-                )
-                name = {i: n for i, n in session.execute(select(Folder.id, Folder.name))}
-        finally:
-            engine.dispose()
+        inputs, options, folders = recluster_inputs(Path(tmp))
+    name = {i: n for i, (_, n) in folders.items()}
     # The placement model's training as the first recluster builds it (no critiques yet).
-    fit_rows, labels, _ = core_adapter.placement_training(inputs, settings.recluster)
+    fit_rows, labels, _ = core_adapter.placement_training(inputs, options)
     X = core_adapter.placement_features(inputs)[fit_rows]
     rows = [r for r, d in enumerate(inputs.doc_ids) if d in known]
     truth = [tuple(corpus.folders[known[inputs.doc_ids[r]]]) for r in rows]
