@@ -70,7 +70,7 @@ def score(
     for d, folder in truth.items():
         if hidden[d]:
             hidden_sets.setdefault(folder, set()).add(d)
-    exact = [names.get(placed.get(d) or -1) == truth[d] for d in known]
+    exact = [names.get(placed.get(d)) == truth[d] for d in known]  # None: in a proposal
     return {
         "served_exact": sum(exact) / len(exact) if exact else 0.0,
         "known_in_proposals": sum(d in in_proposals for d in known),

@@ -367,7 +367,7 @@ def extended_tree(
     shown = _kept_folders(proba, placement.folders_, new, previous_folders, keep_margin)
     candidates: dict[FolderPath, list[int]] = {}
     if filed_folders is not None and filed_features is not None and new.size:
-        if len(filed_folders) != sp.csr_matrix(filed_features).shape[0]:
+        if len(filed_folders) != filed_features.shape[0]:
             raise ValueError("filed_folders must give one folder per row of filed_features")
         found = unlike_filed(
             O_X[new],

@@ -173,6 +173,13 @@ class _Context:
         sums = self.plain_label_sums if plain else self.label_sums
         return np.asarray(sums @ s / (self.label_counts * m))
 
+    def row_affinities(self, rows: sp.csr_matrix) -> NDArray[np.float64]:
+        """Highest average cosine of each of ``rows`` to an existing folder's documents,
+        shape (n_rows,); 0 without labeled documents."""
+        if not self.label_counts.size:
+            return np.zeros(rows.shape[0])
+        return np.asarray((rows @ self.label_sums.T) / self.label_counts).max(axis=1)
+
     def affinity(self, s: NDArray[np.float64], m: int, plain: bool = False) -> float:
         """Highest average cosine of m documents (row sum s) to an existing folder's documents."""
         if not self.label_counts.size:
@@ -567,16 +574,12 @@ def _unlike_filed(
     """
     groups = []
     for folder, docs in candidates.items():
-        members = np.array(
-            sorted(d for d in docs if d not in taken and not ctx.labeled[d] and ctx.not_ordinary[d])
-        )
+        members = np.array(sorted(d for d in docs if d not in taken and ctx.not_ordinary[d]))
         if members.size < MIN_PIECE or not ctx.label_counts.size:
             continue
-        s = ctx.sum_of(members)
         rows = ctx.Xw[members]
-        to_others = (np.asarray(rows @ s).ravel() - 1.0) / (members.size - 1)
-        to_folder = (np.asarray(rows @ ctx.label_sums.T) / ctx.label_counts).max(axis=1)
-        members = members[to_others > to_folder]
+        to_others = (np.asarray(rows @ ctx.sum_of(members)).ravel() - 1.0) / (members.size - 1)
+        members = members[to_others > ctx.row_affinities(rows)]
         if members.size < MIN_PIECE:
             continue
         s, k = ctx.sum_of(members), members.size
@@ -676,11 +679,7 @@ def _absorb(ctx: _Context, groups: list[Group]) -> list[Group]:
     sizes = np.array([len(g.members) for g in groups], dtype=np.float64)
     rows = ctx.Xw[free]
     to_group = np.asarray(rows @ sums.T) / sizes
-    to_folder = (
-        (np.asarray(rows @ ctx.label_sums.T) / ctx.label_counts).max(axis=1)
-        if ctx.label_counts.size
-        else np.zeros(len(free))
-    )
+    to_folder = ctx.row_affinities(rows)
     # A proposal's weakest member: the lowest average similarity of one member to the others.
     weakest = np.empty(len(groups))
     for k, g in enumerate(groups):

@@ -153,7 +153,7 @@ def _tail(
     """Which ``new`` scores lie above the r-th highest ``filed`` one, and the chance of as
     many when all scores are exchangeable."""
     r = max(1, int(np.floor(level * (filed.size + 1))))
-    threshold = np.sort(filed)[::-1][min(r, filed.size) - 1]
+    threshold = np.sort(filed)[::-1][r - 1]  # r <= filed.size, as level < 1
     above = np.flatnonzero(new > threshold)
     # The flags share one threshold, so their count is not binomial: k or more new scores
     # lie above the r-th filed one when the top k + r - 1 scores hold at most r - 1 filed

@@ -606,7 +606,7 @@ def placement_training(
     ``answer_weight`` for the answers' copies (:func:`_placement_model`)."""
     n = len(inputs.doc_ids)
     in_tree = set(inputs.rows)
-    folder_of_row = {r: f for f, rows in inputs.centroid_rows.items() for r in rows}
+    folder_of_row = _training_folders(inputs)
     extra = sorted(r for r in folder_of_row if r not in in_tree)
     answered = [
         (r, f) for r, f in inputs.answered if f in inputs.paths and options.answer_weight > 0
@@ -676,9 +676,15 @@ def _unfiled_rows(inputs: ReclusterInput) -> tuple[list[bytes], sp.csr_matrix] |
     return [inputs.unfiled_keys[r] for r in rows], placement_features(inputs)[rows]
 
 
+def _training_folders(inputs: ReclusterInput) -> dict[int, int]:
+    """Row of ``X_all`` -> folder id, of every filed document the placement model trains
+    on."""
+    return {r: f for f, rows in inputs.centroid_rows.items() for r in rows}
+
+
 def _training_rows(inputs: ReclusterInput) -> list[int]:
     """Rows of ``X_all`` of every filed document the placement model trains on."""
-    return sorted({r for rows in inputs.centroid_rows.values() for r in rows})
+    return sorted(_training_folders(inputs))
 
 
 def placement_features(inputs: ReclusterInput) -> sp.csr_matrix:
@@ -751,8 +757,9 @@ def _served_tree(
     def rows(ids: set[int]) -> set[int]:
         return {row_of[d] for d in ids if d in row_of}
 
-    training = _training_rows(inputs)
-    folder_of = {r: f for f, members in inputs.centroid_rows.items() for r in members}
+    folder_of = _training_folders(inputs)
+    training = sorted(folder_of)
+    open_set = _open_set_features(inputs)
     tree = core.extended_tree(
         Z,
         inputs.X,
@@ -765,8 +772,8 @@ def _served_tree(
         novelty_quantile=options.novelty_quantile,
         nested_proposals=True,
         neighbourhood_p=neighbourhood_p,
-        open_set_features=_open_set_features(inputs)[inputs.rows],
-        filed_features=_open_set_features(inputs)[training],
+        open_set_features=open_set[inputs.rows],
+        filed_features=open_set[training],
         filed_folders=[inputs.paths[folder_of[r]] for r in training],
         keep_margin=options.keep_margin,
         previous_folders=[
