@@ -16,9 +16,9 @@ and replays it in process in seconds, under any checkout:
   agree; under another (``PYTHONPATH=OTHER/backend``), the difference is the change's.
 
 Scores per run: served exact placement of the known new documents, known documents in
-proposals and best-match F of the hidden folders against the proposals (as
-``service_eval`` counts them before feedback). The pickles hold the corpus's text as
-features: keep them out of the repository. Usage::
+proposals, best-match F of the hidden folders against the proposals and of the hidden
+subtree as one folder (as ``service_eval`` counts them before feedback). The pickles hold
+the corpus's text as features: keep them out of the repository. Usage::
 
     python bench/replay_first_recluster.py save CORPUS DIR --settings 2 3 --seeds 0 1 2
     python bench/replay_first_recluster.py replay DIR [--json OUT]
@@ -75,6 +75,10 @@ def score(
         "served_exact": sum(exact) / len(exact) if exact else 0.0,
         "known_in_proposals": sum(d in in_proposals for d in known),
         "proposal_f": best_match_f(hidden_sets, groups),
+        # Setting 3 hides a subtree; proposed as one folder it scores here, not above.
+        "proposal_f_subtree": best_match_f({(): set().union(*hidden_sets.values())}, groups)
+        if hidden_sets
+        else 0.0,
     }
 
 
