@@ -7,7 +7,7 @@ from ``POST /api/recluster`` to the job being ``done`` (polled at 20 Hz), in two
 
 * ``embedded``: the Huey consumer in the API process, SQLite queue (``foldwise serve``);
 * ``redis``: a separate ``foldwise worker`` process on Redis, sharing the SQLite file;
-* ``inprocess``: no queue and no API: ``core_adapter.load_inputs`` and ``compute`` called
+* ``inprocess``: no queue and no API: ``recluster_input.load_inputs`` and ``compute`` called
   directly, with the CPU seconds of the process beside the wall clock. On a machine shared
   with other work the CPU seconds vary much less than the wall clock.
 
@@ -376,6 +376,7 @@ def _in_process(
     bench's own seeding, so it bounds the recluster's from above)."""
     rss_before = _rss_mb()
     from foldwise.service.recluster import core_adapter
+    from foldwise.service.recluster.recluster_input import load_inputs
     from foldwise.service.recluster.settings import ReclusterSettings
 
     settings = ReclusterSettings(**options)
@@ -392,9 +393,7 @@ def _in_process(
 
     t0, c0 = time.perf_counter(), time.process_time()
     with rt.sessions() as session:
-        inputs = core_adapter.load_inputs(
-            session=session, user_id=user_id, options=settings, seed=user_id
-        )
+        inputs = load_inputs(session=session, user_id=user_id, options=settings, seed=user_id)
     out = core_adapter.compute(inputs, method=options["method"], options=settings, report=report)
     report("done", {})
     right = sum(

@@ -7,7 +7,7 @@ and replays it in process in seconds, under any checkout:
 
 - ``save``: per run (setting, seed), as ``service_eval`` splits the corpus, a real ``foldwise
   serve`` on a fresh data directory imports the filed part as a zip and takes the new
-  documents over the REST API. The recluster's inputs (``core_adapter.load_inputs``), the
+  documents over the REST API. The recluster's inputs (``recluster_input.load_inputs``), the
   truth of every new document and the folders' names are pickled to ``DIR/run-S-SEED.pkl``;
   then the server runs its own first recluster, and what the person is served is scored
   and saved beside them (``service``).

@@ -4,7 +4,7 @@ which one the selection chose (docs/placement.md, "A near tie goes by the folder
 Per run (setting, seed), as ``bench/service_eval.py`` splits the corpus: a real ``foldwise
 serve`` on a fresh data directory imports the filed part as a zip and takes the new
 documents over the REST API, then stops before any recluster. In process, the recluster's
-inputs are read from that directory (``core_adapter.load_inputs``) and the placement model
+inputs are read from that directory (``recluster_input.load_inputs``) and the placement model
 is fitted on them as the recluster fits it, three ways: ``auto`` (the service's choice),
 ``latent`` and ``plain``. Each is scored on the known new documents (exact folder of the
 most probable one), beside a tf-idf + LinearSVC trained on the filed documents. With the
@@ -43,6 +43,7 @@ from foldwise.service.config import ReclusterSettings, Settings
 from foldwise.service.db import make_engine
 from foldwise.service.models import Folder
 from foldwise.service.recluster import core_adapter
+from foldwise.service.recluster.recluster_input import ReclusterInput, load_inputs
 from service_eval import _svm_predict, import_filed, post_new
 
 
@@ -60,17 +61,15 @@ def _post_split(corpus: Corpus, split: ServiceSplit, seed: int, data: Path) -> d
 
 def recluster_inputs(
     data: Path,
-) -> tuple[core_adapter.ReclusterInput, ReclusterSettings, dict[int, tuple[int | None, str]]]:
-    """What the first recluster of the service on ``data`` reads (``core_adapter.load_inputs``
+) -> tuple[ReclusterInput, ReclusterSettings, dict[int, tuple[int | None, str]]]:
+    """What the first recluster of the service on ``data`` reads (``recluster_input.load_inputs``
     for its one user, as the worker reads it), its recluster settings, and every folder's
     parent id and name."""
     settings = Settings(data_dir=data)
     engine = make_engine(settings.sqlalchemy_url)
     try:
         with sessionmaker(engine)() as session:
-            inputs = core_adapter.load_inputs(
-                session=session, user_id=1, options=settings.recluster, seed=1
-            )
+            inputs = load_inputs(session=session, user_id=1, options=settings.recluster, seed=1)
             rows = session.execute(select(Folder.id, Folder.parent_id, Folder.name))
             folders = {i: (parent, name) for i, parent, name in rows}
     finally:

@@ -18,7 +18,8 @@ from foldwise.service.composition import app_runtime
 from foldwise.service.config import Settings
 from foldwise.service.documents import language, similar
 from foldwise.service.documents.models import Document
-from foldwise.service.recluster import core_adapter, instant
+from foldwise.service.recluster import instant
+from foldwise.service.recluster.recluster_input import load_inputs
 from foldwise.service.users.models import User
 
 from .helpers import Api, run_cli
@@ -86,9 +87,7 @@ def test_every_reader_of_texts_takes_the_stored_languages(
     try:
         with rt.sessions() as session:
             if reader == "recluster":
-                core_adapter.load_inputs(
-                    session=session, user_id=alice["user_id"], options=rt.options, seed=0
-                )
+                load_inputs(session=session, user_id=alice["user_id"], options=rt.options, seed=0)
             elif reader == "instant re-placement":
                 assert instant.unfiled_texts(session, alice["user_id"]) == {new_id: text}
             else:

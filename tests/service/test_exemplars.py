@@ -12,7 +12,7 @@ from foldwise.service.composition import app_runtime
 from foldwise.service.config import Settings
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
-from foldwise.service.recluster import core_adapter
+from foldwise.service.recluster.recluster_input import exemplar_counts, load_inputs
 
 from .recluster_support import fast_options, seed_user
 
@@ -37,7 +37,7 @@ FOUR_FOLDERS = [
     ],
 )
 def test_folders_share_the_exemplar_budget(folders, counts):
-    per_folder = core_adapter.exemplar_counts(list(range(folders)), fast_options())
+    per_folder = exemplar_counts(list(range(folders)), fast_options())
     assert Counter(per_folder.values()) == counts
     assert sum(map(sum, per_folder.values())) == max(min(8000, 8 * folders), 2 * folders)
     # The oldest folders (lowest ids) keep the larger share.
@@ -45,8 +45,8 @@ def test_folders_share_the_exemplar_budget(folders, counts):
 
 
 def test_a_new_folder_past_the_budget_takes_exemplars_from_a_few_folders():
-    before = core_adapter.exemplar_counts(list(range(1000)), fast_options())
-    after = core_adapter.exemplar_counts(list(range(1001)), fast_options())
+    before = exemplar_counts(list(range(1000)), fast_options())
+    after = exemplar_counts(list(range(1001)), fast_options())
     changed = [f for f in before if after[f] != before[f]]
     # The new folder's 7 come from 7 folders, one each, not from all 1,000.
     assert changed == list(range(993, 1000))
@@ -56,7 +56,7 @@ def test_a_new_folder_past_the_budget_takes_exemplars_from_a_few_folders():
 
 def test_exemplar_counts_never_exceed_the_settings():
     options = fast_options(exemplars_nearest=1, exemplars_random=0, max_exemplars=10)
-    assert set(core_adapter.exemplar_counts(list(range(50)), options).values()) == {(1, 0)}
+    assert set(exemplar_counts(list(range(50)), options).values()) == {(1, 0)}
 
 
 def test_a_recluster_takes_fewer_exemplars_of_each_folder_when_folders_are_many(
@@ -67,7 +67,7 @@ def test_a_recluster_takes_fewer_exemplars_of_each_folder_when_folders_are_many(
     try:
         alice = seed_user(rt, "alice", filed=dict.fromkeys(FOUR_FOLDERS, 12), new={})
         with rt.sessions() as session:
-            inputs = core_adapter.load_inputs(
+            inputs = load_inputs(
                 session=session, user_id=alice["user_id"], options=rt.options, seed=0
             )
     finally:
@@ -85,7 +85,7 @@ def test_filing_in_one_folder_leaves_the_other_folders_exemplars(
 
     def exemplars() -> dict[int, set[int]]:
         with rt.sessions() as session:
-            inputs = core_adapter.load_inputs(
+            inputs = load_inputs(
                 session=session, user_id=alice["user_id"], options=rt.options, seed=0
             )
         out: dict[int, set[int]] = {}

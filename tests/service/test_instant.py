@@ -207,7 +207,7 @@ def test_stored_model_round_trips_and_only_the_newest_are_kept(
     model = stored_model.load_model(data)
     assert isinstance(model.features, TextFeatures)
     assert isinstance(model.placement, FolderPlacement)
-    # Folder paths are folder ids as strings (core_adapter.ReclusterInput.paths).
+    # Folder paths are folder ids as strings (recluster_input.ReclusterInput.paths).
     assert all(p and all(c.isdigit() for c in p) for p in model.placement.folders_)
 
 

@@ -14,7 +14,7 @@ from foldwise.service.composition import app_runtime
 from foldwise.service.config import Settings
 from foldwise.service.imports.archive import Entry, Listing
 from foldwise.service.imports.service import import_listing
-from foldwise.service.recluster import core_adapter
+from foldwise.service.recluster.recluster_input import load_inputs, representatives
 from foldwise.service.users import service as users
 
 from .recluster_support import fast_options
@@ -55,10 +55,8 @@ def test_a_recluster_reads_more_documents_than_one_statement_may_bind(
         event.listen(rt.engine, "connect", _few_variables)
         rt.engine.dispose()  # new connections, with the limit
         with rt.sessions() as session:
-            inputs = core_adapter.load_inputs(
-                session=session, user_id=user_id, options=rt.options, seed=user_id
-            )
-            typical = core_adapter.representatives(
+            inputs = load_inputs(session=session, user_id=user_id, options=rt.options, seed=user_id)
+            typical = representatives(
                 session=session,
                 user_id=user_id,
                 folder_ids=sorted({f for f in inputs.folder_of if f is not None}),

@@ -12,8 +12,8 @@ from sqlalchemy import select, update
 from foldwise.service.imports.archive import Entry, Listing
 from foldwise.service.imports.service import import_listing
 from foldwise.service.queue import EmbeddedWorker
-from foldwise.service.recluster import core_adapter
 from foldwise.service.recluster.jobs.runtime import Runtime
+from foldwise.service.recluster.recluster_input import ReclusterInput, load_inputs
 from foldwise.service.recluster.stored_model import TrainingRecord, load_model
 from foldwise.service.recluster.tree.models import PlacementModel
 from foldwise.service.users.models import User
@@ -189,9 +189,9 @@ def test_a_kept_model_gives_the_dendrogram_the_features_a_fresh_fit_gives(
     text = corpus_files("python-howtos")[-1].read_text()
     assert client.post("/api/documents", json={"text": text}, headers=headers).status_code == 201
 
-    def inputs(**options: Any) -> core_adapter.ReclusterInput:
+    def inputs(**options: Any) -> ReclusterInput:
         with rt.sessions() as session:
-            return core_adapter.load_inputs(
+            return load_inputs(
                 session=session,
                 user_id=alice["user_id"],
                 # Fewer exemplars than filed documents: the rest only train the model.

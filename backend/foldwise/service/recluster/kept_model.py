@@ -8,7 +8,7 @@ folders they were most of a recluster's work. Each version records a key of its 
 (:func:`training_key`); the next recluster with the same key reads that version's model
 instead of fitting it again (:func:`kept_model`, ``core_adapter._placement_model``). Its own
 features then turn only the recluster's dendrogram rows into placement features
-(``core_adapter.load_inputs``): the training documents' rows were its fit's.
+(``recluster_input.load_inputs``): the training documents' rows were its fit's.
 
 A few moves or filings change the training, and at that size a fit would again be most of
 the recluster while changing nothing it serves. There the model is kept despite them

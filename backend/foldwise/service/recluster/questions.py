@@ -29,7 +29,7 @@ from foldwise.service.critiques.models import Critique
 from foldwise.service.critiques.schemas import CloserQuestion, DocumentRef
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.service import folder_paths
-from foldwise.service.recluster.core_adapter import representatives
+from foldwise.service.recluster.recluster_input import representatives
 from foldwise.service.recluster.tree.models import TreePlacement
 from foldwise.service.recluster.tree.versions import latest_version
 from foldwise.service.users.models import User

@@ -4,7 +4,7 @@ requests that use it (docs/recluster.md, "Instant suggestions", "Kept cross-vali
 :func:`pack_model` turns the fitted features and models into one ``.npz`` of plain arrays
 (no pickle), which ``jobs/store.py`` stores with the version; :func:`load_model` reads it
 back for instant suggestions (``instant.py``), :func:`load_cv` only its cross-validated
-quantities for the next recluster (``core_adapter.load_inputs``). :func:`suggest` and
+quantities for the next recluster (``recluster_input.load_inputs``). :func:`suggest` and
 :func:`update_model` apply a loaded model, over folder ids. Part of the seam to the core
 with ``core_adapter.py``, below it.
 """

@@ -24,6 +24,7 @@ from foldwise.service.recluster.jobs.models import ReclusterJob, update_owned_at
 from foldwise.service.recluster.jobs.progress import JobLostError, Progress, Reporter
 from foldwise.service.recluster.jobs.runtime import Runtime
 from foldwise.service.recluster.jobs.store import store_version
+from foldwise.service.recluster.recluster_input import load_inputs
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +191,7 @@ def execute(rt: Runtime, job_id: int) -> None:
                 session.commit()
             report("load", {"base_version": base[0], "base_critique_seq": base[1]})
             with rt.sessions() as session:
-                inputs = core_adapter.load_inputs(
+                inputs = load_inputs(
                     session=session,
                     user_id=user_id,
                     options=rt.options,
