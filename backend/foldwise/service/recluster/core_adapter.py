@@ -9,7 +9,6 @@ else in the service imports ``foldwise.core``'s estimators.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,7 +28,6 @@ from foldwise.service.recluster.stored_model import (
 )
 
 Progress = Callable[[str, dict[str, int]], None]
-log = logging.getLogger(__name__)
 
 
 def _estimator(
