@@ -82,14 +82,12 @@ def score(
     }
 
 
-def _names(folders: dict[int, tuple[int | None, str]]) -> dict[int, FolderPath]:
-    """Folder id -> its path of names, from each folder's parent id and name."""
-
-    def path(i: int) -> FolderPath:
-        parent, name = folders[i]
-        return (*path(parent), name) if parent is not None else (name,)
-
-    return {i: path(i) for i in folders}
+def _names(
+    paths: dict[int, tuple[str, ...]], folders: dict[int, tuple[int | None, str]]
+) -> dict[int, FolderPath]:
+    """Folder id -> its path of names, from the inputs' paths of folder ids
+    (``ReclusterInput.paths``) and each folder's name."""
+    return {i: tuple(folders[int(f)][1] for f in path) for i, path in paths.items()}
 
 
 def save(corpus_path: Path, settings: list[int], seeds: list[int], out: Path) -> None:
@@ -115,7 +113,7 @@ def save(corpus_path: Path, settings: list[int], seeds: list[int], out: Path) ->
                 "options": options,
                 "truth": truth,
                 "hidden": {d: split.is_hidden(f) for d, f in truth.items()},
-                "names": _names(folders),
+                "names": _names(inputs.paths, folders),
             }
             placed = {d: f if isinstance(f, int) else None for d, f in _targets(tree).items()}
             run["service"] = score(

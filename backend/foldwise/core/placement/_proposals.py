@@ -165,6 +165,11 @@ class _Context:
         rows = self.plain if plain else self.Xw
         return np.asarray(rows[list(docs)].sum(axis=0)).ravel()
 
+    def to_others(self, docs: Sequence[int] | NDArray[np.intp]) -> NDArray[np.float64]:
+        """Average cosine of each of ``docs`` (two or more) to the others, shape (len(docs),)."""
+        inner = np.asarray(self.Xw[list(docs)] @ self.sum_of(docs)).ravel() - 1.0
+        return inner / (len(docs) - 1)
+
     def affinities(
         self, s: NDArray[np.float64], m: int, plain: bool = False
     ) -> NDArray[np.float64]:
@@ -577,9 +582,7 @@ def _unlike_filed(
         members = np.array(sorted(d for d in docs if d not in taken and ctx.not_ordinary[d]))
         if members.size < MIN_PIECE or not ctx.label_counts.size:
             continue
-        rows = ctx.Xw[members]
-        to_others = (np.asarray(rows @ ctx.sum_of(members)).ravel() - 1.0) / (members.size - 1)
-        members = members[to_others > ctx.row_affinities(rows)]
+        members = members[ctx.to_others(members) > ctx.row_affinities(ctx.Xw[members])]
         if members.size < MIN_PIECE:
             continue
         s, k = ctx.sum_of(members), members.size
@@ -681,11 +684,7 @@ def _absorb(ctx: _Context, groups: list[Group]) -> list[Group]:
     to_group = np.asarray(rows @ sums.T) / sizes
     to_folder = ctx.row_affinities(rows)
     # A proposal's weakest member: the lowest average similarity of one member to the others.
-    weakest = np.empty(len(groups))
-    for k, g in enumerate(groups):
-        M = ctx.Xw[list(g.members)]
-        inner = np.asarray(M @ sums[k]).ravel() - 1.0
-        weakest[k] = inner.min() / (len(g.members) - 1)
+    weakest = np.array([ctx.to_others(g.members).min() for g in groups])
     best = to_group.argmax(axis=1)
     extra: dict[int, list[int]] = {}
     for d, g, sim, other in zip(free, best, to_group.max(axis=1), to_folder, strict=True):
