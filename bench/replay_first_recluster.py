@@ -17,7 +17,9 @@ and replays it in process in seconds, under any checkout:
 
 Scores per run: served exact placement of the known new documents, known documents in
 proposals, best-match F of the hidden folders against the proposals and of the hidden
-subtree as one folder (as ``service_eval`` counts them before feedback). The pickles hold
+subtree as one folder, and the share right of the documents shown in an existing folder at
+confidence .9 or more, known ones (``calibration``) and all (``calibration_all``), as
+``service_eval`` counts them before feedback. The pickles hold
 the corpus's text as features: keep them out of the repository. Usage::
 
     python bench/replay_first_recluster.py save CORPUS DIR --settings 2 3 --seeds 0 1 2
@@ -42,6 +44,7 @@ from foldwise.bench.service_protocol import (
     best_match_f,
     load_for_service,
     result_line,
+    share,
     split_for_service,
 )
 from foldwise.core import FolderPath
@@ -56,13 +59,15 @@ def score(
     truth: dict[int, FolderPath],
     hidden: dict[int, bool],
     names: dict[int, FolderPath],
-) -> dict[str, float | int]:
+    confidence: dict[int, float],
+) -> dict[str, float | int | None]:
     """What the person sees of a first recluster.
 
     ``placed``: new document id -> the existing folder id it is shown in (None in a
     proposal); ``groups``: every proposal's documents, nested ones included; ``truth`` and
     ``hidden``: each new document's true folder (names) and whether it is hidden;
-    ``names``: folder id -> its path of names.
+    ``names``: folder id -> its path of names; ``confidence``: new document id -> the
+    confidence it is shown with.
     """
     known = [d for d in truth if not hidden[d]]
     in_proposals = set().union(*groups) if groups else set()
@@ -71,6 +76,13 @@ def score(
         if hidden[d]:
             hidden_sets.setdefault(folder, set()).add(d)
     exact = [names.get(placed.get(d)) == truth[d] for d in known]  # None: in a proposal
+    # Shown in an existing folder at .9 or more; a hidden folder's document is never right
+    # there, and the person cannot tell it from the others.
+    sure = {
+        d: names.get(placed.get(d)) == truth[d]
+        for d in truth
+        if placed.get(d) is not None and confidence.get(d, 0.0) >= 0.9
+    }
     return {
         "served_exact": sum(exact) / len(exact) if exact else 0.0,
         "known_in_proposals": sum(d in in_proposals for d in known),
@@ -79,6 +91,8 @@ def score(
         "proposal_f_subtree": best_match_f({(): set().union(*hidden_sets.values())}, groups)
         if hidden_sets
         else 0.0,
+        "calibration": share([right for d, right in sure.items() if not hidden[d]]),
+        "calibration_all": share(list(sure.values())),
     }
 
 
@@ -116,8 +130,9 @@ def save(corpus_path: Path, settings: list[int], seeds: list[int], out: Path) ->
                 "names": _names(inputs.paths, folders),
             }
             placed = {d: f if isinstance(f, int) else None for d, f in _targets(tree).items()}
+            confidence = {p["document_id"]: p["confidence"] for p in tree["placements"]}
             run["service"] = score(
-                placed, _proposal_members(tree), truth, run["hidden"], run["names"]
+                placed, _proposal_members(tree), truth, run["hidden"], run["names"], confidence
             )
             with (out / f"run-{setting}-{seed}.pkl").open("wb") as f:
                 pickle.dump(run, f)
@@ -136,7 +151,8 @@ def replay(directory: Path) -> list[dict[str, Any]]:
             )
         placed = {p.document_id: p.folder_id for p in out.placements}
         groups = [set(p.document_ids) for p in out.proposals]
-        replayed = score(placed, groups, run["truth"], run["hidden"], run["names"])
+        confidence = {p.document_id: p.confidence for p in out.placements}
+        replayed = score(placed, groups, run["truth"], run["hidden"], run["names"], confidence)
         result = {"setting": run["setting"], "seed": run["seed"], **replayed}
         result |= {f"service_{k}": v for k, v in run["service"].items()}
         runs.append(result)

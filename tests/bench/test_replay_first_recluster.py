@@ -31,8 +31,11 @@ def test_the_replay_reproduces_the_servers_own_first_recluster(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     (run,) = json.loads(out.read_text())["runs"]
     # Oracle: the server's recluster of the same inputs, scored the same way.
-    for key in ("served_exact", "known_in_proposals", "proposal_f", "proposal_f_subtree"):
+    keys = ("served_exact", "known_in_proposals", "proposal_f", "proposal_f_subtree")
+    for key in (*keys, "calibration", "calibration_all"):
         assert run[key] == run[f"service_{key}"], key
+    # Something was shown at .9 or more, and the known documents are among the shown.
+    assert run["calibration_all"] is not None and run["calibration"] is not None
     # The five-folder corpus is easy: most known documents land in their folder.
     assert run["served_exact"] >= 0.75
 
