@@ -20,6 +20,11 @@ Each figure is the relative change of the misplacement of the documents not crit
 (negative: fewer misplaced). Questions are chosen as the service chooses them
 (``core.closer_questions``); the simulated person skips ties.
 
+The service column's flips (documents not critiqued that the recluster shows in another
+folder) are counted as well: ``flips_right`` (now right), ``flips_wrong`` (right before),
+``flips_between_wrong`` (wrong before and after), and ``flips_to_moved`` (into a folder a
+moved document went to).
+
     python bench/feedback_ceiling.py CORPUS [--settings 2 3] [--seeds 0 1 2] [--keep-margin M]
 """
 
@@ -50,10 +55,13 @@ def _svm_misplaced(texts, labels, train, test, truth) -> float:
     return float(np.mean([p != "/".join(truth[i]) for p, i in zip(predicted, test, strict=True)]))
 
 
-def _kept_misplaced(model, X, with_moves, rest, shown_before, truth, keep_margin) -> float:
-    """Misplacement of ``rest`` after the service's recluster with the moves: ``model``'s
-    cross-validated quantities kept, and a document kept in ``shown_before`` (its column)
-    unless another folder's posterior is ``keep_margin`` higher."""
+def _kept_misplaced(
+    model, X, with_moves, moved, rest, shown_before, truth, keep_margin
+) -> tuple[float, dict[str, int]]:
+    """Misplacement of ``rest`` after the service's recluster with the ``moved`` documents
+    filed: ``model``'s cross-validated quantities kept, and a document kept in
+    ``shown_before`` (its column) unless another folder's posterior is ``keep_margin``
+    higher; with the flips among ``rest`` counted (module docstring)."""
     after = FolderPlacement(cross_validated=model.cross_validated_state()).fit(X, with_moves)
     assert after.folders_ == model.folders_  # the moves go to folders with filed documents
     folders = after.folders_
@@ -62,12 +70,25 @@ def _kept_misplaced(model, X, with_moves, rest, shown_before, truth, keep_margin
     shown = _kept_folders(
         after.predict_proba(X[rest]), folders, np.arange(len(rest)), previous, keep_margin
     )
-    return float(np.mean([folders[j] != truth[i] for j, i in zip(shown, rest, strict=True)]))
+    destinations = {truth[i] for i in moved}
+    flips = dict.fromkeys(
+        ("flips_right", "flips_wrong", "flips_between_wrong", "flips_to_moved"), 0
+    )
+    for j, i, was in zip(shown, rest, previous, strict=True):
+        if folders[j] == was:
+            continue
+        kind = (
+            "right" if folders[j] == truth[i] else "wrong" if was == truth[i] else "between_wrong"
+        )
+        flips[f"flips_{kind}"] += 1
+        flips["flips_to_moved"] += folders[j] in destinations
+    misplaced = float(np.mean([folders[j] != truth[i] for j, i in zip(shown, rest, strict=True)]))
+    return misplaced, flips
 
 
 def run(
     corpus, setting: int, seed: int, questions: int, moves: int, keep_margin: float
-) -> dict[str, float]:
+) -> dict[str, float | int]:
     split = split_for_service(corpus, setting, seed)
     docs = list(split.filed) + list(split.new)
     n_filed = len(split.filed)
@@ -130,7 +151,9 @@ def run(
         return (after - base) / base if base else 0.0
 
     shown_before = P.argmax(axis=1)
-    service = _kept_misplaced(model, X, with_moves, rest, shown_before, truth, keep_margin)
+    service, flips = _kept_misplaced(
+        model, X, with_moves, moved, rest, shown_before, truth, keep_margin
+    )
     return {
         "misplaced_before": before,
         "moves": change(misplacement(with_moves), before),
@@ -139,6 +162,7 @@ def run(
         "svm": change(svm_after, svm_before),
         "critiqued": len(critiqued),
         "rest": len(rest),
+        **flips,
     }
 
 
@@ -178,6 +202,12 @@ def main(argv: list[str] | None = None) -> int:
             f"{key}: median {statistics.median(values):+.3f}, "
             f"range {min(values):+.3f} .. {max(values):+.3f}"
         )
+    flips = {k: sum(int(r[k]) for r in rows) for k in rows[0] if k.startswith("flips_")}
+    print(
+        f"service flips: {flips['flips_right']} right, {flips['flips_wrong']} wrong, "
+        f"{flips['flips_between_wrong']} between wrong folders; {flips['flips_to_moved']} "
+        "into a folder a moved document went to"
+    )
     return 0
 
 

@@ -33,8 +33,8 @@ def _runs(corpus: Path, *args: str) -> list[dict[str, float]]:
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
-    for key in ("moves", "service", "oracle", "svm"):
-        assert any(line.startswith(f"{key}: median ") for line in lines), key
+    for key in ("moves", "service", "oracle", "svm", "service flips"):
+        assert any(line.startswith(f"{key}: ") for line in lines), key
     return [
         {k: float(v) for k, v in (field.split("=") for field in line.split()[2:])}
         for line in lines
@@ -48,9 +48,16 @@ def test_a_keep_margin_of_one_keeps_every_placement(tmp_path):
     assert kept["misplaced_before"] > 0.1
     # Oracle: no posterior is a whole 1 above another, so nothing the moves taught shows.
     assert kept["service"] == 0.0
+    assert kept["flips_right"] + kept["flips_wrong"] + kept["flips_between_wrong"] == 0
     # Without the margin the retrained model does move some of the others.
     (unkept,) = _runs(corpus, "--keep-margin", "0")
     assert unkept["service"] != 0.0
+    # Oracle: the misplaced count changes by the wrong flips less the right ones.
+    misplaced_before = round(unkept["misplaced_before"] * unkept["rest"])  # printed to .001
+    change = (unkept["flips_wrong"] - unkept["flips_right"]) / misplaced_before
+    assert abs(unkept["service"] - change) < 1e-3
+    flips = unkept["flips_right"] + unkept["flips_wrong"] + unkept["flips_between_wrong"]
+    assert 0 <= unkept["flips_to_moved"] <= flips
 
 
 def test_the_bench_refuses_a_keep_margin_outside_zero_to_one(tmp_path):
