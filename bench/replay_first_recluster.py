@@ -19,8 +19,8 @@ Scores per run: served exact placement of the known new documents, known documen
 proposals, best-match F of the hidden folders against the proposals and of the hidden
 subtree as one folder, and the share right of the documents shown in an existing folder at
 confidence .9 or more, known ones (``calibration``) and all (``calibration_all``), as
-``service_eval`` counts them before feedback. The pickles hold
-the corpus's text as features: keep them out of the repository. Usage::
+``service_eval`` counts them before feedback. The pickles hold the corpus's text as
+features: keep them out of the repository. Usage::
 
     python bench/replay_first_recluster.py save CORPUS DIR --settings 2 3 --seeds 0 1 2
     python bench/replay_first_recluster.py replay DIR [--json OUT]
