@@ -1,5 +1,5 @@
 """Proposed subfolders inside a proposal (``_subfolders``, docs/placement.md "Subfolders of a
-proposal"): parts as cohesive as the person's typical folder."""
+proposal"): parts as cohesive as the person's typical folder, or no larger than it."""
 
 from __future__ import annotations
 
@@ -30,7 +30,18 @@ def test_folder_cohesion_is_taken_over_folders_with_two_filed_documents():
     assert folders.typical == pytest.approx(1 / 3)  # the median of 0, 1/3, 1
     assert folders.one_folder == pytest.approx(1 / 6)  # the lower quartile
     alone = FolderCohesion.of(rows, [("a",), ("b",), None, None, None, None, None, None, None])
-    assert alone == FolderCohesion(np.inf, np.inf)
+    assert alone == FolderCohesion(np.inf, np.inf, typical_size=0.0)
+
+
+def test_the_typical_size_is_the_median_folder_the_person_filed():
+    rows = _rows([[1, 0]] * 6)
+    labels = [("a",), ("a",), ("b",), ("b",), ("b",), ("c",)]
+    assert FolderCohesion.of(rows, labels).typical_size == 2.0  # median of 2, 3, 1
+    # The rows may be a sample of each folder (the service's exemplars): the person's own
+    # counts decide.
+    assert FolderCohesion.of(rows, labels, folder_sizes=[40, 7, 12, 9]).typical_size == 10.5
+    # Without two filed documents in a folder nothing is divided, whatever the sizes.
+    assert FolderCohesion.of(rows, [None] * 6, folder_sizes=[9, 9]).typical_size == 0.0
 
 
 def _two_topics(rng, per_topic=8, noise=0.1):
@@ -74,3 +85,31 @@ def test_documents_in_no_folder_like_group_stay_in_the_proposal():
     rows = sp.vstack([_two_topics(rng), _rows(np.eye(13)[10:])]).tocsr()  # 3 strays
     parts = folder_like_parts(rows, list(range(19)), FolderCohesion(0.7, 0.7), min_size=5)
     assert sorted(parts) == [tuple(range(8)), tuple(range(8, 16))]
+
+
+def _loose_topics(rng, n_topics=3, per_topic=6):
+    """Rows of topics on terms 5t..5t+4 over much noise on all of them: each topic holds
+    together, but less than the person's folders of ``test_a_loose_proposal...``."""
+    out = []
+    for topic in range(n_topics):
+        for _ in range(per_topic):
+            v = rng.random(5 * n_topics) * 0.9
+            v[topic * 5 : topic * 5 + 5] += rng.random(5) + 0.3
+            out.append(v)
+    return _rows(out)
+
+
+def test_a_loose_proposal_divides_into_parts_the_size_of_the_persons_folders():
+    rows = _loose_topics(np.random.default_rng(0))
+    topics = [tuple(range(t * 6, t * 6 + 6)) for t in range(3)]
+    level = 0.95  # the person's folders are tighter than any of the topics
+    assert max(cohesion(rows, t) for t in topics) < level
+    # No part is as cohesive as the median folder, and no size bound: one proposal.
+    assert folder_like_parts(rows, list(range(18)), FolderCohesion(level, level), min_size=5) == []
+    # Folders of six documents: the proposal's own dendrogram gives parts of that size,
+    # and they are the topics.
+    folders = FolderCohesion(level, level, typical_size=6)
+    assert sorted(folder_like_parts(rows, list(range(18)), folders, min_size=5)) == topics
+    # A size bound below the smallest proposal divides nothing.
+    folders = FolderCohesion(level, level, typical_size=4)
+    assert folder_like_parts(rows, list(range(18)), folders, min_size=5) == []

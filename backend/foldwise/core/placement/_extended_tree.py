@@ -31,6 +31,7 @@ stay where they are; proposals only take new documents.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -286,7 +287,8 @@ def extended_tree(
         a folder are tested against that folder's filed documents (``unlike_filed``): those
         a classifier tells apart may become a proposed sibling of the folder, where the
         dendrogram put them among its filed documents (docs/placement.md, "Unlike what the
-        person filed").
+        person filed"). Its counts per folder are also the person's folder sizes, which
+        bound the parts of a divided proposal (``_subfolders.FolderCohesion``).
     previous_folders : sequence of FolderPath or None, length n_docs, optional
         The existing folder the previous tree showed each document in (``None``: none).
         A document stays there unless the model now gives another folder a posterior at
@@ -398,6 +400,10 @@ def extended_tree(
         neighbourhood_p=p_values,
         plain=plain,
         unlike_filed=candidates,
+        # The dendrogram holds a sample of each folder; the person's folders are this large.
+        folder_sizes=None
+        if filed_folders is None
+        else list(Counter(tuple(f) for f in filed_folders).values()),
     )
     groups = honour_critiques(groups, rejected, taken_out)
 

@@ -207,6 +207,7 @@ def find_proposals(
     neighbourhood_p: NDArray[np.float64] | None = None,
     plain: sp.csr_matrix | None = None,
     unlike_filed: Mapping[FolderPath, Sequence[int]] | None = None,
+    folder_sizes: Sequence[int] | None = None,
 ) -> list[Group]:
     """Proposed folders, each a :class:`Group` with its parent folder.
 
@@ -244,6 +245,9 @@ def find_proposals(
         Per existing folder, the new documents shown there that are unlike its filed ones
         (``_unlike_filed.unlike_filed``, as rows of ``Xw``): candidates for a proposed
         sibling of that folder (:func:`_unlike_filed`).
+    folder_sizes : sequence of int, optional
+        Documents the person filed in each folder, where ``labels`` holds a sample of them:
+        how large a part of a divided proposal may be (``FolderCohesion``).
     """
     n = Xw.shape[0]
     if n < 2:
@@ -289,7 +293,7 @@ def find_proposals(
         groups + _unlike_filed(ctx, unlike_filed or {}, {d for g in groups for d in g.members}),
         min_size,
     )
-    folder_cohesion = FolderCohesion.of(ctx.plain, labels)
+    folder_cohesion = FolderCohesion.of(ctx.plain, labels, folder_sizes)
     groups = [
         _divide(ctx, _prune(g, min_size), folder_cohesion, min_size)
         for g in groups

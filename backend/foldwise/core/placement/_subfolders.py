@@ -3,8 +3,8 @@
 A proposal may hold the documents of several folders the person does not have yet: a hidden
 subtree, such as the classes of an extension the person never filed. One less cohesive than
 three quarters of the person's folders is divided into subfolders where its documents form
-groups as cohesive as the person's median folder: the person's granularity decides how
-fine proposals get, not a constant.
+groups as cohesive as the person's median folder, or no larger than it: the person's
+granularity decides how fine proposals get, not a constant.
 
 Two choices here differ from the proposal search (``_proposals``):
 
@@ -55,16 +55,30 @@ class FolderCohesion:
         tight as a quarter of the person's folders: it may well be one folder, and stays
         whole.
     typical : float
-        Their median. A part of a divided proposal is at least this cohesive.
+        Their median. A part of a divided proposal is at least this cohesive, or no larger
+        than ``typical_size``.
+    typical_size : float
+        The median number of documents the person filed in a folder (0: no part by size).
+        Pages of a new topic may be looser than the person's folders (SciPy's hidden
+        ``dev`` guide: cohesion .14-.27 against a median folder of .33), so that no part of
+        their proposal is as cohesive as ``typical``; parts of the person's size still
+        follow their own dendrogram (docs/placement.md, "Subfolders of a proposal").
 
-    Both are inf when no folder has two filed documents: then no proposal is divided.
+    ``one_folder`` and ``typical`` are inf, and ``typical_size`` 0, when no folder has two
+    filed documents: then no proposal is divided.
     """
 
     one_folder: float
     typical: float
+    typical_size: float = 0.0
 
     @classmethod
-    def of(cls, rows: sp.csr_matrix, labels: Sequence[FolderPath | None]) -> FolderCohesion:
+    def of(
+        cls,
+        rows: sp.csr_matrix,
+        labels: Sequence[FolderPath | None],
+        folder_sizes: Sequence[int] | None = None,
+    ) -> FolderCohesion:
         """The cohesions of the folders of ``labels`` that hold two or more filed documents.
 
         Parameters
@@ -73,6 +87,10 @@ class FolderCohesion:
             Unit rows of every document.
         labels : sequence of FolderPath or None, length n_docs
             Folder of each filed document; None for a new one.
+        folder_sizes : sequence of int, optional
+            Documents filed in each of the person's folders, where ``labels`` holds only a
+            sample of them (the service's dendrogram takes 8 exemplars per folder); by
+            default the counts of ``labels``.
         """
         docs: dict[FolderPath, list[int]] = {}
         for i, folder in enumerate(labels):
@@ -82,18 +100,19 @@ class FolderCohesion:
         if not values:
             return cls(np.inf, np.inf)
         low, median = np.percentile(values, [25, 50])
-        return cls(float(low), float(median))
+        sizes = [len(d) for d in docs.values()] if folder_sizes is None else list(folder_sizes)
+        return cls(float(low), float(median), float(np.median(sizes)) if sizes else 0.0)
 
 
 def folder_like_parts(
     rows: sp.csr_matrix, members: Sequence[int], folders: FolderCohesion, min_size: int
 ) -> list[tuple[int, ...]]:
-    """Disjoint groups of ``members`` that are each as cohesive as a typical folder.
+    """Disjoint groups of ``members`` that are each like a typical folder of the person's.
 
     The groups are the maximal subtrees of the members' own average-linkage dendrogram
-    (cosine on ``rows``) with at least ``min_size`` documents and a cohesion of at least
-    ``folders.typical``, searched top-down. Members in no such subtree belong to the
-    proposal itself.
+    (cosine on ``rows``) with at least ``min_size`` documents and either a cohesion of at
+    least ``folders.typical`` or at most ``folders.typical_size`` documents, searched
+    top-down. Members in no such subtree belong to the proposal itself.
 
     Parameters
     ----------
@@ -148,7 +167,10 @@ def folder_like_parts(
         v = stack.pop()
         if size[v] < min_size:
             continue
-        if pair_sum[v] / (size[v] * (size[v] - 1) / 2) >= folders.typical:
+        if (
+            size[v] <= folders.typical_size
+            or pair_sum[v] / (size[v] * (size[v] - 1) / 2) >= folders.typical
+        ):
             parts.append(leaves(v))
         elif v >= m:
             stack.extend(children[v])
