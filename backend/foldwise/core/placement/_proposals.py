@@ -25,8 +25,8 @@ from that folder's filed ones (``_unlike_filed``) become a proposal beside the f
 Pieces of one topic that a stray document separated in the dendrogram are joined when they
 are closer to each other than to any existing folder. A proposal less cohesive than
 three quarters of the person's folders is divided into subfolders where its documents form
-groups as cohesive as their median (``_subfolders``): the person's granularity decides how
-fine proposals get, not a constant.
+groups as cohesive as their median, or no larger than it (``_subfolders``): the person's
+granularity decides how fine proposals get, not a constant.
 """
 
 from __future__ import annotations
