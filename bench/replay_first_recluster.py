@@ -75,13 +75,12 @@ def score(
     for d, folder in truth.items():
         if hidden[d]:
             hidden_sets.setdefault(folder, set()).add(d)
-    exact = [names.get(placed.get(d)) == truth[d] for d in known]  # None: in a proposal
+    right = {d: names.get(placed.get(d)) == truth[d] for d in truth}  # None: in a proposal
+    exact = [right[d] for d in known]
     # Shown in an existing folder at .9 or more; a hidden folder's document is never right
     # there, and the person cannot tell it from the others.
     sure = {
-        d: names.get(placed.get(d)) == truth[d]
-        for d in truth
-        if placed.get(d) is not None and confidence.get(d, 0.0) >= 0.9
+        d: right[d] for d in truth if placed.get(d) is not None and confidence.get(d, 0.0) >= 0.9
     }
     return {
         "served_exact": sum(exact) / len(exact) if exact else 0.0,
