@@ -12,7 +12,8 @@ share of ties from up to 55% (the smallest margin between the two most probable 
 to at most 15%. Skipped are documents already asked about (a ``closer`` critique in force
 with the document as ``a``), documents the person filed, and the ``exclude`` ids
 (questions the person skipped). A question between the same two folders as one the person
-skipped comes after every other (:func:`_order`). ``b`` and ``c`` are the members of the
+skipped, or about a document shown in the same folder, comes after every other
+(:func:`_order`). ``b`` and ``c`` are the members of the
 two folders nearest to each folder's centroid, so the person compares the document with
 what each folder is typically about. "Neither: it belongs elsewhere" is a move critique of
 ``a``.
@@ -43,22 +44,33 @@ MIN_ANSWERABLE = 0.8
 def _order(rows: Sequence[TreePlacement], skipped: set[int]) -> list[TreePlacement]:
     """Candidate questions in the order they are asked: the likely answerable ones first
     (``MIN_ANSWERABLE``), the most valuable first within each group; after all of them, the
-    questions between the same two folders as a question the person skipped (``skipped``:
-    its document ids). A skip says the person could not choose between those two folders
-    for that document, and the next document they hold between is most often the same
-    case: on 20 Newsgroups (``bench/service_eval.py``, setting 3, six runs) 11 of 19 ties
-    came after a tie between the same two folders, 10 of them posts of the hidden
-    ``talk/religion-misc`` between ``soc/religion-christian`` and ``alt/atheism``
-    (docs/placement.md, "Questions")."""
+    questions the person's skips (``skipped``: their document ids) make likely ties.
+
+    - **The same two folders**, either way round. A skip says the person could not choose
+      between them for that document, and the next document held between them is most
+      often the same case: on 20 Newsgroups (``bench/service_eval.py``, setting 3, six
+      runs) 11 of 19 ties came after a tie between the same two folders, 10 of them posts of
+      the hidden ``talk/religion-misc`` between ``soc/religion-christian`` and
+      ``alt/atheism``.
+    - **A document shown in the same folder.** A tie means the document belongs in neither
+      b's branch nor c's (001 sec. 3), so the folder it is shown in (b) holds documents
+      from elsewhere, most often a topic the person has no folder for yet, and its other
+      new documents are the next ties whatever c is. On the SymPy documentation 21 of 41
+      ties were pages of the hidden ``tutorials/physics/mechanics`` shown in
+      ``explanation/modules/physics/mechanics``, each asked against another c.
+
+    docs/placement.md, "Questions"."""
 
     def pair(pl: TreePlacement) -> frozenset[int | None]:
         return frozenset((pl.best_folder_id, pl.question_folder_id))
 
-    skipped_pairs = {pair(pl) for pl in rows if pl.document_id in skipped}
+    skipped_rows = [pl for pl in rows if pl.document_id in skipped]
+    skipped_pairs = {pair(pl) for pl in skipped_rows}
+    skipped_shown = {pl.best_folder_id for pl in skipped_rows}
     return sorted(
         rows,
         key=lambda pl: (
-            pair(pl) in skipped_pairs,
+            pair(pl) in skipped_pairs or pl.best_folder_id in skipped_shown,
             (pl.question_answerable or 0.0) < MIN_ANSWERABLE,
             -(pl.question_value or 0.0),
             pl.document_id,
