@@ -23,7 +23,7 @@ from typing import Any
 import psycopg
 
 from foldwise.bench.load import post_concurrently
-from foldwise.bench.served import Server
+from foldwise.bench.served import Server, check_server_source
 from foldwise.service.cli import default_api_processes
 
 PG_ADMIN = os.environ.get("FOLDWISE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
@@ -120,6 +120,11 @@ def main() -> None:
         help="another checkout's backend/ to serve (e.g. the code before a change)",
     )
     args = parser.parse_args()
+    if args.server_src is not None:
+        try:
+            check_server_source(args.server_src)
+        except ValueError as exc:
+            parser.exit(2, f"load_bench: {exc}\n")
     for database in args.databases.split(","):
         result = run(database, args.clients, args.documents, args.processes, args.server_src)
         print(json.dumps(result), flush=True)

@@ -44,7 +44,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.svm import LinearSVC
 
 from foldwise.bench._corpus import Corpus, CorpusError
-from foldwise.bench.served import Server
+from foldwise.bench.served import Server, check_server_source
 from foldwise.bench.service_protocol import (
     ServiceSplit,
     best_match_f,
@@ -505,6 +505,12 @@ def main(argv: list[str] | None = None) -> int:
         print("service_eval: --env takes FOLDWISE_NAME=VALUE", file=sys.stderr)
         return 2
     args.env = dict(e.split("=", 1) for e in args.env)
+    if args.server_src is not None:
+        try:
+            check_server_source(args.server_src)
+        except ValueError as exc:
+            print(f"service_eval: {exc}", file=sys.stderr)
+            return 2
     try:
         corpus = load_for_service(args.corpus, args.settings, args.seeds[0])
     except CorpusError as exc:

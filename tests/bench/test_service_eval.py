@@ -185,3 +185,15 @@ def test_service_eval_refuses_a_missing_corpus(tmp_path):
     )
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "not found" in done.stderr
+
+
+def test_service_eval_refuses_a_server_source_without_the_package(tmp_path):
+    """A whole checkout given for its ``backend/``: served as is, the installed code would
+    answer and the baseline would be the change itself."""
+    done = subprocess.run(
+        [sys.executable, str(BENCH), str(tmp_path), "--server-src", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "no foldwise package" in done.stderr

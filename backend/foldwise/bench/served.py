@@ -29,6 +29,15 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def check_server_source(source: Path) -> None:
+    """Refuse a ``source`` that holds no ``foldwise`` package (``ValueError``). Served with
+    it on ``PYTHONPATH``, such a directory is passed over without a word and the installed
+    code answers: a baseline given as a whole checkout instead of its ``backend/`` measured
+    the change against itself."""
+    if not (source / "foldwise" / "__init__.py").is_file():
+        raise ValueError(f"{source} holds no foldwise package: give a checkout's backend/")
+
+
 class Server:
     """``foldwise serve`` on ``data`` (SQLite there unless ``env`` names a database)."""
 
@@ -40,6 +49,8 @@ class Server:
         source: Path | None = None,
         serve_args: tuple[str, ...] = (),
     ) -> None:
+        if source is not None:
+            check_server_source(source)
         self.serve_args = serve_args
         data.mkdir(parents=True, exist_ok=True)
         self.port = _free_port()
