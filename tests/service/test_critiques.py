@@ -276,10 +276,10 @@ def test_closer_question(client: TestClient, api: Api, rt: Runtime, worker: Embe
 def test_a_skipped_questions_folders_are_asked_about_last(
     client: TestClient, api: Api, rt: Runtime, worker: EmbeddedWorker
 ) -> None:
-    """After a skip, a question between the same two folders (either way round), or about a
-    document shown in the same folder, comes after every other one, even a more valuable
-    one: the person could not choose between them, and the folder holds documents from
-    elsewhere."""
+    """After a skip, a question between the same two folders (either way round), or with
+    the folder the skipped document was shown in as b or c, comes after every other one,
+    even a more valuable one: the person could not choose between them, and that folder
+    holds documents from elsewhere."""
     alice = seed_small(rt, "alice")
     h = alice["headers"]
     recluster(client, h)
@@ -291,17 +291,17 @@ def test_a_skipped_questions_folders_are_asked_about_last(
             d for d in session.scalars(select(Document.id).where(Document.folder_id.is_(None)))
         }
         rows = [pl for pl in rows if pl.document_id in unfiled]
-        assert len(rows) >= 4
+        assert len(rows) >= 5
         # (shown in, c, value): first f1 vs f2 .4; same_pair f2 vs f1 .3; same_shown f1 vs
-        # f3 .2; elsewhere f3 vs f2 .1.
-        plan = [(f1, f2, 0.4), (f2, f1, 0.3), (f1, f3, 0.2), (f3, f2, 0.1)]
+        # f3 .2; as_c f3 vs f1 .15; elsewhere f3 vs f2 .1.
+        plan = [(f1, f2, 0.4), (f2, f1, 0.3), (f1, f3, 0.2), (f3, f1, 0.15), (f3, f2, 0.1)]
         for pl, (best, c, value) in zip(rows, plan, strict=False):
             pl.best_folder_id, pl.question_folder_id = best, c
             pl.question_value, pl.question_answerable = value, 0.95
         for pl in rows[len(plan) :]:
             pl.question_folder_id = None  # no question about the rest
         session.commit()
-        first, same_pair, same_shown, elsewhere = (pl.document_id for pl in rows[:4])
+        first, same_pair, same_shown, as_c, elsewhere = (pl.document_id for pl in rows[:5])
 
     def ask(*skipped: int) -> int:
         q = client.get("/api/questions/closer", params={"exclude": list(skipped)}, headers=h)
@@ -309,10 +309,11 @@ def test_a_skipped_questions_folders_are_asked_about_last(
         return int(q.json()["a"]["id"])
 
     assert ask() == first
-    assert ask(first) == elsewhere  # not same_pair nor same_shown, though worth more
+    assert ask(first) == elsewhere  # not same_pair, same_shown nor as_c, though worth more
     assert ask(first, elsewhere) == same_pair  # asked last, not never; by value
     assert ask(first, elsewhere, same_pair) == same_shown
-    # A skip defers only questions of its own folders.
+    assert ask(first, elsewhere, same_pair, same_shown) == as_c
+    # A skip defers only the questions of its document's folder and pair.
     assert ask(elsewhere) == first
 
 

@@ -12,7 +12,7 @@ share of ties from up to 55% (the smallest margin between the two most probable 
 to at most 15%. Skipped are documents already asked about (a ``closer`` critique in force
 with the document as ``a``), documents the person filed, and the ``exclude`` ids
 (questions the person skipped). A question between the same two folders as one the person
-skipped, or about a document shown in the same folder, comes after every other
+skipped, or with the folder its document was shown in as b or c, comes after every other
 (:func:`_order`). ``b`` and ``c`` are the members of the
 two folders nearest to each folder's centroid, so the person compares the document with
 what each folder is typically about. "Neither: it belongs elsewhere" is a move critique of
@@ -52,11 +52,13 @@ def _order(rows: Sequence[TreePlacement], skipped: set[int]) -> list[TreePlaceme
       runs) 11 of 19 ties came after a tie between the same two folders, 10 of them posts of
       the hidden ``talk/religion-misc`` between ``soc/religion-christian`` and
       ``alt/atheism``.
-    - **A document shown in the same folder.** A tie means the document belongs in neither
-      b's branch nor c's (001 sec. 3), so the folder it is shown in (b) holds documents
-      from elsewhere, most often a topic the person has no folder for yet, and its other
-      new documents are the next ties whatever c is. On the SymPy documentation 21 of 41
-      ties were pages of the hidden ``tutorials/physics/mechanics`` shown in
+    - **The folder the skipped document was shown in, as b or c.** A tie means the
+      document belongs in neither b's branch nor c's (001 sec. 3), so the folder it is
+      shown in (b) holds documents from elsewhere, most often of a topic the person has no
+      folder for yet. That topic's other documents have the folder among their two most
+      probable, shown in it or beside it, and their questions are the next ties whatever
+      the other folder is. On the SymPy documentation 21 of 41 ties were pages of the
+      hidden ``tutorials/physics/mechanics`` shown in
       ``explanation/modules/physics/mechanics``, each asked against another c.
 
     docs/placement.md, "Questions"."""
@@ -70,7 +72,7 @@ def _order(rows: Sequence[TreePlacement], skipped: set[int]) -> list[TreePlaceme
     return sorted(
         rows,
         key=lambda pl: (
-            pair(pl) in skipped_pairs or pl.best_folder_id in skipped_shown,
+            pair(pl) in skipped_pairs or bool(pair(pl) & skipped_shown),
             (pl.question_answerable or 0.0) < MIN_ANSWERABLE,
             -(pl.question_value or 0.0),
             pl.document_id,
