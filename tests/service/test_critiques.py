@@ -313,7 +313,7 @@ def test_a_skipped_questions_folders_are_asked_about_last(
     assert ask(first, elsewhere) == same_pair  # asked last, not never; by value
     assert ask(first, elsewhere, same_pair) == same_shown
     assert ask(first, elsewhere, same_pair, same_shown) == as_c
-    # A skip defers only the questions of its document's folder and pair.
+    # A skip defers only the questions of its document's folder.
     assert ask(elsewhere) == first
 
 

@@ -46,12 +46,12 @@ def _order(rows: Sequence[TreePlacement], skipped: set[int]) -> list[TreePlaceme
     (``MIN_ANSWERABLE``), the most valuable first within each group; after all of them, the
     questions the person's skips (``skipped``: their document ids) make likely ties.
 
-    - **The same two folders**, either way round. A skip says the person could not choose
-      between them for that document, and the next document held between them is most
-      often the same case: on 20 Newsgroups (``bench/service_eval.py``, setting 3, six
-      runs) 11 of 19 ties came after a tie between the same two folders, 10 of them posts of
-      the hidden ``talk/religion-misc`` between ``soc/religion-christian`` and
-      ``alt/atheism``.
+    - **The same two folders**, either way round (a case of the next rule). A skip says
+      the person could not choose between them for that document, and the next document
+      held between them is most often the same case: on 20 Newsgroups
+      (``bench/service_eval.py``, setting 3, six runs) 11 of 19 ties came after a tie
+      between the same two folders, 10 of them posts of the hidden ``talk/religion-misc``
+      between ``soc/religion-christian`` and ``alt/atheism``.
     - **The folder the skipped document was shown in, as b or c.** A tie means the
       document belongs in neither b's branch nor c's (001 sec. 3), so the folder it is
       shown in (b) holds documents from elsewhere, most often of a topic the person has no
@@ -66,13 +66,11 @@ def _order(rows: Sequence[TreePlacement], skipped: set[int]) -> list[TreePlaceme
     def pair(pl: TreePlacement) -> frozenset[int | None]:
         return frozenset((pl.best_folder_id, pl.question_folder_id))
 
-    skipped_rows = [pl for pl in rows if pl.document_id in skipped]
-    skipped_pairs = {pair(pl) for pl in skipped_rows}
-    skipped_shown = {pl.best_folder_id for pl in skipped_rows}
+    skipped_shown = {pl.best_folder_id for pl in rows if pl.document_id in skipped}
     return sorted(
         rows,
         key=lambda pl: (
-            pair(pl) in skipped_pairs or bool(pair(pl) & skipped_shown),
+            bool(pair(pl) & skipped_shown),
             (pl.question_answerable or 0.0) < MIN_ANSWERABLE,
             -(pl.question_value or 0.0),
             pl.document_id,
