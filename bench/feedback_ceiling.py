@@ -10,7 +10,9 @@ retrains it three ways:
 - ``service``: the same, as the service's recluster after feedback does it: the first
   model's cross-validated quantities kept (``FolderPlacement(cross_validated=...)``) and
   each document left where it was shown unless another folder's posterior is
-  ``--keep-margin`` higher (``extended_tree``'s ``keep_margin``, the service's default);
+  ``--keep-margin`` higher (``extended_tree``'s ``keep_margin``, the service's default),
+  and the moved documents weighing ``--move-weight`` in the retrained model (the service's
+  ``move_weight``, 1 by default);
 - ``oracle``: with the *true* folder of every critiqued document, moved and asked about
   alike: more than a person's answers say, and the most any channel that learns from the
   critiqued documents' labels can get;
@@ -26,6 +28,7 @@ folder) are counted as well: ``flips_right`` (now right), ``flips_wrong`` (right
 moved document went to).
 
     python bench/feedback_ceiling.py CORPUS [--settings 2 3] [--seeds 0 1 2] [--keep-margin M]
+        [--move-weight W]
 """
 
 from __future__ import annotations
@@ -56,13 +59,17 @@ def _svm_misplaced(texts, labels, train, test, truth) -> float:
 
 
 def _kept_misplaced(
-    model, X, with_moves, moved, rest, shown_before, truth, keep_margin
+    model, X, with_moves, moved, rest, shown_before, truth, keep_margin, move_weight
 ) -> tuple[float, dict[str, int]]:
     """Misplacement of ``rest`` after the service's recluster with the ``moved`` documents
-    filed: ``model``'s cross-validated quantities kept, and a document kept in
-    ``shown_before`` (its column) unless another folder's posterior is ``keep_margin``
-    higher; with the flips among ``rest`` counted (module docstring)."""
-    after = FolderPlacement(cross_validated=model.cross_validated_state()).fit(X, with_moves)
+    filed (weighing ``move_weight``): ``model``'s cross-validated quantities kept, and a
+    document kept in ``shown_before`` (its column) unless another folder's posterior is
+    ``keep_margin`` higher; with the flips among ``rest`` counted (module docstring)."""
+    sample_weight = np.ones(X.shape[0])
+    sample_weight[list(moved)] = move_weight
+    after = FolderPlacement(cross_validated=model.cross_validated_state()).fit(
+        X, with_moves, sample_weight=sample_weight
+    )
     assert after.folders_ == model.folders_  # the moves go to folders with filed documents
     folders = after.folders_
     previous = [folders[shown_before[i]] for i in rest]
@@ -87,7 +94,13 @@ def _kept_misplaced(
 
 
 def run(
-    corpus, setting: int, seed: int, questions: int, moves: int, keep_margin: float
+    corpus,
+    setting: int,
+    seed: int,
+    questions: int,
+    moves: int,
+    keep_margin: float,
+    move_weight: float = 1.0,
 ) -> dict[str, float | int]:
     split = split_for_service(corpus, setting, seed)
     docs = list(split.filed) + list(split.new)
@@ -152,7 +165,7 @@ def run(
 
     shown_before = P.argmax(axis=1)
     service, flips = _kept_misplaced(
-        model, X, with_moves, moved, rest, shown_before, truth, keep_margin
+        model, X, with_moves, moved, rest, shown_before, truth, keep_margin, move_weight
     )
     return {
         "misplaced_before": before,
@@ -176,9 +189,17 @@ def main(argv: list[str] | None = None) -> int:
         default=ReclusterSettings.model_fields["keep_margin"].default,
         help="the service column's keep_margin (default: the service's)",
     )
+    parser.add_argument(
+        "--move-weight",
+        type=float,
+        default=ReclusterSettings.model_fields["move_weight"].default,
+        help="the moved documents' weight in the service column (default: the service's)",
+    )
     args = parser.parse_args(argv)
     if not 0.0 <= args.keep_margin <= 1.0:
         parser.error(f"--keep-margin must lie in [0, 1], got {args.keep_margin}")
+    if not args.move_weight > 0.0:
+        parser.error(f"--move-weight must be above 0, got {args.move_weight}")
     try:
         corpus = load_corpus(args.corpus)
     except CorpusError as exc:
@@ -187,7 +208,15 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for setting in args.settings:
         for seed in args.seeds:
-            row = run(corpus, setting, seed, args.questions, args.moves, args.keep_margin)
+            row = run(
+                corpus,
+                setting,
+                seed,
+                args.questions,
+                args.moves,
+                args.keep_margin,
+                args.move_weight,
+            )
             rows.append(row)
             print(
                 f"setting={setting} seed={seed} "

@@ -66,3 +66,23 @@ def test_the_bench_refuses_a_keep_margin_outside_zero_to_one(tmp_path):
         capture_output=True, text=True,
     )  # fmt: skip
     assert done.returncode == 2 and "--keep-margin must lie in [0, 1]" in done.stderr
+
+
+def test_the_moved_documents_weight_reaches_the_service_column(tmp_path):
+    """``--move-weight`` weighs the moved documents in the service column's retrained model
+    alone: the other columns do not use it."""
+    corpus = _corpus(tmp_path / "c")
+    (plain,) = _runs(corpus, "--keep-margin", "0")
+    (heavy,) = _runs(corpus, "--keep-margin", "0", "--move-weight", "20")
+    flips = ("flips_right", "flips_wrong", "flips_between_wrong")
+    assert [heavy[k] for k in flips] != [plain[k] for k in flips]
+    for column in ("misplaced_before", "moves", "oracle", "svm"):
+        assert heavy[column] == plain[column], column
+
+
+def test_the_bench_refuses_a_move_weight_of_zero(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), str(tmp_path), "--move-weight", "0"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 2 and "--move-weight must be above 0" in done.stderr
