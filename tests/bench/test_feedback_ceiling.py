@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 from topic_words import TOPICS
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "feedback_ceiling.py"
@@ -60,12 +61,19 @@ def test_a_keep_margin_of_one_keeps_every_placement(tmp_path):
     assert 0 <= unkept["flips_to_moved"] <= flips
 
 
-def test_the_bench_refuses_a_keep_margin_outside_zero_to_one(tmp_path):
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--keep-margin", "1.5", "--keep-margin must lie in [0, 1]"),
+        ("--move-weight", "0", "--move-weight must be above 0"),
+    ],
+)
+def test_the_bench_refuses_an_option_out_of_range(tmp_path, option, value, message):
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), str(tmp_path), "--keep-margin", "1.5"],
+        [sys.executable, str(SCRIPT), str(tmp_path), option, value],
         capture_output=True, text=True,
     )  # fmt: skip
-    assert done.returncode == 2 and "--keep-margin must lie in [0, 1]" in done.stderr
+    assert done.returncode == 2 and message in done.stderr
 
 
 def test_the_moved_documents_weight_reaches_the_service_column(tmp_path):
@@ -78,11 +86,3 @@ def test_the_moved_documents_weight_reaches_the_service_column(tmp_path):
     assert [heavy[k] for k in flips] != [plain[k] for k in flips]
     for column in ("misplaced_before", "moves", "oracle", "svm"):
         assert heavy[column] == plain[column], column
-
-
-def test_the_bench_refuses_a_move_weight_of_zero(tmp_path):
-    done = subprocess.run(
-        [sys.executable, str(SCRIPT), str(tmp_path), "--move-weight", "0"],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    assert done.returncode == 2 and "--move-weight must be above 0" in done.stderr
