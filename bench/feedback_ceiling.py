@@ -100,7 +100,7 @@ def run(
     questions: int,
     moves: int,
     keep_margin: float,
-    move_weight: float = 1.0,
+    move_weight: float,
 ) -> dict[str, float | int]:
     split = split_for_service(corpus, setting, seed)
     docs = list(split.filed) + list(split.new)
