@@ -10,7 +10,9 @@ retrains it three ways:
 - ``service``: the same, as the service's recluster after feedback does it: the first
   model's cross-validated quantities kept (``FolderPlacement(cross_validated=...)``) and
   each document left where it was shown unless another folder's posterior is
-  ``--keep-margin`` higher (``extended_tree``'s ``keep_margin``, the service's default),
+  ``--keep-margin`` higher (``extended_tree``'s ``keep_margin``, the service's default)
+  and the model is no less sure of it than the first model was of the old one
+  (``extended_tree``'s ``previous_confidence``),
   and the moved documents weighing ``--move-weight`` in the retrained model (the service's
   ``move_weight``, 1 by default);
 - ``oracle``: with the *true* folder of every critiqued document, moved and asked about
@@ -64,7 +66,8 @@ def _kept_misplaced(
     """Misplacement of ``rest`` after the service's recluster with the ``moved`` documents
     filed (weighing ``move_weight``): ``model``'s cross-validated quantities kept, and a
     document kept in ``shown_before`` (its column) unless another folder's posterior is
-    ``keep_margin`` higher; with the flips among ``rest`` counted (module docstring)."""
+    ``keep_margin`` higher and the model is no less sure of it than ``model`` was of the
+    old one; with the flips among ``rest`` counted (module docstring)."""
     sample_weight = np.ones(X.shape[0])
     sample_weight[list(moved)] = move_weight
     after = FolderPlacement(cross_validated=model.cross_validated_state()).fit(
@@ -73,9 +76,17 @@ def _kept_misplaced(
     assert after.folders_ == model.folders_  # the moves go to folders with filed documents
     folders = after.folders_
     previous = [folders[shown_before[i]] for i in rest]
-    # The rule extended_tree applies, on the rows of ``rest``.
+    # The confidence each was shown with (the first tree's), and the rule extended_tree
+    # applies, on the rows of ``rest``.
+    before = model.predict_proba(X[rest])[np.arange(len(rest)), shown_before[rest]]
     shown = _kept_folders(
-        after.predict_proba(X[rest]), folders, np.arange(len(rest)), previous, keep_margin
+        after.predict_proba(X[rest]),
+        folders,
+        np.arange(len(rest)),
+        previous,
+        keep_margin,
+        model.calibrated_confidence(before),
+        after.calibrated_confidence,
     )
     destinations = {truth[i] for i in moved}
     flips = dict.fromkeys(

@@ -354,6 +354,66 @@ def test_a_placement_stays_where_it_was_unless_another_folder_is_clearly_better(
     assert [p.folder for p in again.placements] == [p.folder for p in plain.placements]
 
 
+def test_a_placement_stays_while_the_model_is_no_surer_of_another_folder():
+    """previous_confidence: a document stays in the folder the previous tree showed it in,
+    however far below the best that folder now is, while the best folder's calibrated
+    confidence is below the confidence it was shown with there. Shown with as much or
+    less, it moves; a folder a critique ruled out is never kept."""
+    X, names, truth = topic_corpus(seed=4, own=3, parent=5)
+    labels = label_some(truth, 5, set(), seed=4)
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    model = FolderPlacement().fit(X, labels)
+    plain = extended_tree(Z, X, labels, term_names=names, placement=model)
+    far = [
+        p
+        for p in plain.placements
+        if p.folder == p.best_existing
+        and p.margin > 0.1
+        and p.runner_up[:1] != p.folder[:1]
+        and 0.05 < p.confidence < 1.0
+    ]
+    assert far
+    previous: list[tuple[str, ...] | None] = [None] * len(labels)
+    for p in far:
+        previous[p.document] = p.runner_up
+
+    def shown(confidence: float, model: FolderPlacement = model) -> list[tuple[str, ...]]:
+        tree = extended_tree(
+            Z,
+            X,
+            labels,
+            term_names=names,
+            placement=model,
+            previous_folders=previous,
+            previous_confidence=np.full(len(labels), confidence),
+        )
+        return [tree.placement_of(p.document).folder for p in far]
+
+    assert shown(1.0) == [p.runner_up for p in far]
+    assert shown(0.0) == [p.folder for p in far]
+    # Shown before with just what the model now gives its best folder, or a little more:
+    # kept only in the second case.
+    for delta, expected in ((0.0, [p.folder for p in far]), (0.01, [p.runner_up for p in far])):
+        before = np.zeros(len(labels))
+        for p in far:
+            before[p.document] = p.confidence + delta
+        tree = extended_tree(
+            Z, X, labels, term_names=names, placement=model, previous_folders=previous,
+            previous_confidence=before,
+        )  # fmt: skip
+        assert [tree.placement_of(p.document).folder for p in far] == expected
+    # "x closer to its best folder than to its previous one" rules the previous one out.
+    p = far[0]
+    y, z = labels.index(p.folder), labels.index(p.runner_up)
+    ruled_out = FolderPlacement().fit(X, labels, triples=[(p.document, y, z)])
+    assert shown(1.0, ruled_out)[0] == p.folder
+    with pytest.raises(ValueError, match="previous_confidence"):
+        extended_tree(
+            Z, X, labels, placement=model, previous_folders=previous,
+            previous_confidence=np.ones(3),
+        )  # fmt: skip
+
+
 def test_every_placement_carries_the_question_worth_asking():
     tree, _, _, _, _ = _tree(0, {("music",)})
     asked = [p for p in tree.placements if p.question_folder is not None]

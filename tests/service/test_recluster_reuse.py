@@ -15,7 +15,8 @@ from foldwise.service.queue import EmbeddedWorker
 from foldwise.service.recluster.jobs.runtime import Runtime
 from foldwise.service.recluster.recluster_input import ReclusterInput, load_inputs
 from foldwise.service.recluster.stored_model import TrainingRecord, load_model
-from foldwise.service.recluster.tree.models import PlacementModel
+from foldwise.service.recluster.tree.models import PlacementModel, TreePlacement
+from foldwise.service.recluster.tree.versions import latest_version
 from foldwise.service.users.models import User
 
 from .recluster_support import (
@@ -360,3 +361,50 @@ def test_above_the_update_size_a_folder_deleted_or_moved_loses_its_svm(
     assert (stats["placement_folders_added"], stats["placement_folders_removed"]) == (1, 1)
     third = _models(rt, alice["user_id"])[-1]
     assert sum(f[-1] == str(moved) for f in third.placement.folders_) == 1
+
+
+def test_a_placement_stays_while_the_model_is_less_sure_of_another_folder(
+    client: TestClient, rt: Runtime, worker: EmbeddedWorker
+) -> None:
+    """The recluster reads the folder and the confidence the newest tree showed each new
+    document with. A document shown in its runner-up folder at confidence 1 stays there
+    (the model is less sure of its best folder); shown there at 0, it goes to the best
+    folder, which is more than ``keep_margin`` ahead (docs/placement.md, "Placements that
+    stay")."""
+    alice = seed_small(rt, "alice")
+    headers = alice["headers"]
+    recluster(client, headers)
+    with rt.sessions() as session:
+        rows = session.scalars(select(TreePlacement).where(TreePlacement.folder_id.is_not(None)))
+        far = next(
+            pl
+            for pl in rows
+            if pl.margin is not None
+            and pl.margin > 0.2
+            and pl.runner_up_folder_id not in (None, pl.folder_id)
+        )
+        document, best, runner_up = far.document_id, far.folder_id, far.runner_up_folder_id
+
+    def shown_after(confidence: float) -> int | None:
+        with rt.sessions() as session:
+            newest = latest_version(session=session, user_id=alice["user_id"])
+            session.execute(
+                update(TreePlacement)
+                .where(
+                    TreePlacement.version_id == newest.id,
+                    TreePlacement.document_id == document,
+                )
+                .values(folder_id=runner_up, confidence=confidence)
+            )
+            session.commit()
+            inputs = load_inputs(
+                session=session, user_id=alice["user_id"], options=rt.options, seed=0
+            )
+            assert inputs.previous_folder_of[document] == runner_up
+            assert inputs.previous_confidence_of[document] == confidence
+        recluster(client, headers)
+        tree = client.get("/api/tree/extended", headers=headers).json()
+        return next(p["folder_id"] for p in tree["placements"] if p["document_id"] == document)
+
+    assert shown_after(1.0) == runner_up
+    assert shown_after(0.0) == best

@@ -32,7 +32,7 @@ stay where they are; proposals only take new documents.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -213,6 +213,7 @@ def extended_tree(
     neighbourhood_p: ArrayLike | None = None,
     filed_folders: Sequence[FolderPath] | None = None,
     previous_folders: Sequence[FolderPath | None] | None = None,
+    previous_confidence: ArrayLike | None = None,
     keep_margin: float = 0.1,
     rejected: Sequence[Collection[int]] = (),
     taken_out: Sequence[tuple[int, Collection[int]]] = (),
@@ -295,6 +296,12 @@ def extended_tree(
         least ``keep_margin`` higher: retrained on a few more documents, a classifier flips
         near-ties either way, and placements that jump between reclusters without a reason
         teach the person nothing (docs/placement.md, "Placements that stay").
+    previous_confidence : array-like of shape (n_docs,), float, optional
+        The confidence the previous tree showed each document with in its
+        ``previous_folders`` entry (calibrated, 0-1). A document also stays there while the
+        model is less sure of its new most probable folder than the previous tree was of
+        that one: in the service benchmark, such flips of documents nobody critiqued were
+        wrong 11 times and right once (docs/placement.md, "Placements that stay").
     keep_margin : float, default=0.1
         See ``previous_folders``.
     rejected : sequence of collections of int
@@ -321,6 +328,12 @@ def extended_tree(
         raise ValueError(
             f"previous_folders has {len(previous_folders)} entries for {n_docs} documents"
         )
+    if previous_confidence is not None:
+        previous_confidence = np.asarray(previous_confidence, dtype=np.float64)
+        if previous_confidence.shape != (n_docs,):
+            raise ValueError(
+                f"previous_confidence has shape {previous_confidence.shape} for {n_docs} documents"
+            )
     if not keep_margin >= 0:
         raise ValueError(f"keep_margin must be >= 0, got {keep_margin!r}")
     if min_proposal_size < MIN_PIECE:
@@ -366,7 +379,15 @@ def extended_tree(
         if new.size:
             p_values[new] = neighbourhood_p_values(O_X[new], filed_features)
 
-    shown = _kept_folders(proba, placement.folders_, new, previous_folders, keep_margin)
+    shown = _kept_folders(
+        proba,
+        placement.folders_,
+        new,
+        previous_folders,
+        keep_margin,
+        previous_confidence,
+        placement.calibrated_confidence,
+    )
     candidates: dict[FolderPath, list[int]] = {}
     if filed_folders is not None and filed_features is not None and new.size:
         if len(filed_folders) != filed_features.shape[0]:
@@ -571,18 +592,31 @@ def _kept_folders(
     new: NDArray[np.intp],
     previous: Sequence[FolderPath | None] | None,
     keep_margin: float,
+    previous_confidence: NDArray[np.float64] | None = None,
+    calibrated: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None = None,
 ) -> NDArray[np.intp]:
     """Column of the folder each row is shown in, shape (n_docs,): its most probable one,
-    or the one it was shown in before while that is within ``keep_margin`` of it."""
+    or the one it was shown in before while that is within ``keep_margin`` of it, or while
+    the most probable one's ``calibrated`` confidence is below the ``previous_confidence``
+    the row was shown with there."""
     shown = proba.argmax(axis=1) if proba.shape[1] else np.zeros(proba.shape[0], np.intp)
     if previous is None or not proba.shape[1]:
         return shown
     col = {f: j for j, f in enumerate(folders)}
+    less_sure = np.zeros(proba.shape[0], dtype=bool)
+    if previous_confidence is not None and calibrated is not None:
+        # Both sides estimate the chance of being right (the same calibration curve when the
+        # recluster keeps the cross-validated quantities). At equal confidence (a step of
+        # the curve) the flips went right and wrong alike, so only a fall keeps.
+        top = calibrated(proba[np.arange(proba.shape[0]), shown])
+        less_sure = top < previous_confidence
     for i in map(int, new):
         before = previous[i]
         j = col.get(tuple(before)) if before is not None else None
         # A folder a critique ruled out has posterior 0 (``FolderPlacement._apply_triples``).
-        if j is not None and proba[i, j] > 0 and proba[i, j] >= proba[i, shown[i]] - keep_margin:
+        if j is None or not proba[i, j] > 0:
+            continue
+        if proba[i, j] >= proba[i, shown[i]] - keep_margin or less_sure[i]:
             shown[i] = j
     return shown
 

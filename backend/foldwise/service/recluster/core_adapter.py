@@ -296,6 +296,7 @@ def _served_tree(
             inputs.paths.get(inputs.previous_folder_of.get(d, -1)) if label is None else None
             for d, label in zip(inputs.doc_ids, inputs.labels, strict=True)
         ],
+        previous_confidence=[inputs.previous_confidence_of.get(d, 0.0) for d in inputs.doc_ids],
         rejected=[rows(g) for g in inputs.rejected],
         taken_out=[(row_of[d], rows(ids)) for d, ids in inputs.not_in if d in row_of],
     )

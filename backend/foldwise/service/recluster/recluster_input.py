@@ -110,6 +110,9 @@ class ReclusterInput:
     #: there unless another folder is clearly better (core ``extended_tree``'s
     #: ``previous_folders``).
     previous_folder_of: dict[int, int] = field(default_factory=dict)
+    #: Unfiled document id -> the confidence the previous version showed it with there: it
+    #: also stays while the model is no surer of another folder (``previous_confidence``).
+    previous_confidence_of: dict[int, float] = field(default_factory=dict)
     #: The previous version's cross-validated quantities of the placement model and of
     #: biiHAC's self-labeling model, for reuse (``FolderPlacement.cross_validated``).
     placement_cv: core.CrossValidated | None = None
@@ -401,6 +404,7 @@ def load_inputs(
         X_place = X_open
     del analysis  # its term counts of every text
 
+    previous = _previous_folders(session, user_id)
     return ReclusterInput(
         doc_ids=doc_ids,
         folder_of=folder_of,
@@ -421,7 +425,8 @@ def load_inputs(
         not_in=not_in,
         place_features=place_features,
         previous_representation=_previous_representation(session, user_id),
-        previous_folder_of=_previous_folders(session, user_id),
+        previous_folder_of={d: f for d, (f, _) in previous.items()},
+        previous_confidence_of={d: c for d, (_, c) in previous.items()},
         placement_cv=states["placement"][0] if "placement" in states else None,
         self_label_cv=states["self_label"][0] if "self_label" in states else None,
         cv_filed_totals={name: total for name, (_, total) in states.items()},
@@ -457,17 +462,18 @@ def _texts(session: Session, doc_ids: list[int]) -> dict[int, str]:
     return texts
 
 
-def _previous_folders(session: Session, user_id: int) -> dict[int, int]:
-    """Document id -> the existing folder the user's newest tree version shows it in."""
+def _previous_folders(session: Session, user_id: int) -> dict[int, tuple[int, float]]:
+    """Document id -> the existing folder the user's newest tree version shows it in, and
+    the confidence it shows it with there."""
     version = latest_version(session=session, user_id=user_id)
     if version is None:
         return {}
     rows = session.execute(
-        select(TreePlacement.document_id, TreePlacement.folder_id).where(
+        select(TreePlacement.document_id, TreePlacement.folder_id, TreePlacement.confidence).where(
             TreePlacement.version_id == version.id, TreePlacement.folder_id.is_not(None)
         )
     )
-    return {int(d): int(f) for d, f in rows if f is not None}
+    return {int(d): (int(f), float(c)) for d, f, c in rows if f is not None}
 
 
 def _previous_cv(
