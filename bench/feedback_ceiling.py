@@ -79,7 +79,7 @@ def _kept_misplaced(
     # The confidence each was shown with (the first tree's), and the rule extended_tree
     # applies, on the rows of ``rest``.
     before = model.predict_proba(X[rest])[np.arange(len(rest)), shown_before[rest]]
-    shown = _kept_folders(
+    shown, _ = _kept_folders(
         after.predict_proba(X[rest]),
         folders,
         np.arange(len(rest)),

@@ -391,6 +391,17 @@ def test_a_placement_stays_while_the_model_is_no_surer_of_another_folder():
 
     assert shown(1.0) == [p.runner_up for p in far]
     assert shown(0.0) == [p.folder for p in far]
+    # Kept so, a placement carries the confidence it is compared with next time; its own
+    # is lower, and compared with that the same model would flip it on a recluster with no
+    # new input.
+    kept = extended_tree(
+        Z, X, labels, term_names=names, placement=model, previous_folders=previous,
+        previous_confidence=np.full(len(labels), 0.99),
+    )  # fmt: skip
+    for p in far:
+        placed = kept.placement_of(p.document)
+        assert placed.kept_confidence == 0.99 and placed.confidence < p.confidence
+    assert all(p.kept_confidence is None for p in plain.placements)
     # Shown before with just what the model now gives its best folder, or a little more:
     # kept only in the second case.
     for delta, expected in ((0.0, [p.folder for p in far]), (0.01, [p.runner_up for p in far])):

@@ -368,9 +368,9 @@ def test_a_placement_stays_while_the_model_is_less_sure_of_another_folder(
 ) -> None:
     """The recluster reads the folder and the confidence the newest tree showed each new
     document with. A document shown in its runner-up folder at confidence 1 stays there
-    (the model is less sure of its best folder); shown there at 0, it goes to the best
-    folder, which is more than ``keep_margin`` ahead (docs/placement.md, "Placements that
-    stay")."""
+    (the model is less sure of its best folder), also on the next recluster with no new
+    input; shown there at 0, it goes to the best folder, which is more than
+    ``keep_margin`` ahead (docs/placement.md, "Placements that stay")."""
     alice = seed_small(rt, "alice")
     headers = alice["headers"]
     recluster(client, headers)
@@ -394,7 +394,7 @@ def test_a_placement_stays_while_the_model_is_less_sure_of_another_folder(
                     TreePlacement.version_id == newest.id,
                     TreePlacement.document_id == document,
                 )
-                .values(folder_id=runner_up, confidence=confidence)
+                .values(folder_id=runner_up, confidence=confidence, kept_confidence=None)
             )
             session.commit()
             inputs = load_inputs(
@@ -402,9 +402,22 @@ def test_a_placement_stays_while_the_model_is_less_sure_of_another_folder(
             )
             assert inputs.previous_folder_of[document] == runner_up
             assert inputs.previous_confidence_of[document] == confidence
+        return shown_now()
+
+    def shown_now() -> int | None:
         recluster(client, headers)
         tree = client.get("/api/tree/extended", headers=headers).json()
         return next(p["folder_id"] for p in tree["placements"] if p["document_id"] == document)
 
     assert shown_after(1.0) == runner_up
+    # It shows its own, lower confidence there, and keeps the one it is compared with.
+    with rt.sessions() as session:
+        newest = latest_version(session=session, user_id=alice["user_id"])
+        kept = session.scalars(
+            select(TreePlacement).where(
+                TreePlacement.version_id == newest.id, TreePlacement.document_id == document
+            )
+        ).one()
+        assert kept.kept_confidence == 1.0 and kept.confidence < 1.0
+    assert shown_now() == runner_up
     assert shown_after(0.0) == best

@@ -138,6 +138,12 @@ class DocumentPlacement:
     question_answerable : float or None
         Probability that the person has an answer (not a tie); 0 for a document in a
         proposal, which the tree holds for a folder the person does not have yet.
+    kept_confidence : float or None
+        For a document kept in ``best_existing`` because the model is less sure of its
+        most probable folder than the previous tree was of this one, that earlier
+        confidence (its ``previous_confidence``), for the next recluster to compare with:
+        its own ``best_confidence`` is lower, and compared with that the same model would
+        flip it on the next recluster with no new input. ``None`` otherwise.
     """
 
     document: int
@@ -153,6 +159,7 @@ class DocumentPlacement:
     question_folder: FolderPath | None = None
     question_value: float | None = None
     question_answerable: float | None = None
+    kept_confidence: float | None = None
 
 
 @dataclass(frozen=True)
@@ -328,12 +335,9 @@ def extended_tree(
         raise ValueError(
             f"previous_folders has {len(previous_folders)} entries for {n_docs} documents"
         )
-    if previous_confidence is not None:
-        previous_confidence = np.asarray(previous_confidence, dtype=np.float64)
-        if previous_confidence.shape != (n_docs,):
-            raise ValueError(
-                f"previous_confidence has shape {previous_confidence.shape} for {n_docs} documents"
-            )
+    before = None if previous_confidence is None else np.asarray(previous_confidence, np.float64)
+    if before is not None and before.shape != (n_docs,):
+        raise ValueError(f"previous_confidence has shape {before.shape} for {n_docs} documents")
     if not keep_margin >= 0:
         raise ValueError(f"keep_margin must be >= 0, got {keep_margin!r}")
     if min_proposal_size < MIN_PIECE:
@@ -379,13 +383,13 @@ def extended_tree(
         if new.size:
             p_values[new] = neighbourhood_p_values(O_X[new], filed_features)
 
-    shown = _kept_folders(
+    shown, kept_less_sure = _kept_folders(
         proba,
         placement.folders_,
         new,
         previous_folders,
         keep_margin,
-        previous_confidence,
+        before,
         placement.calibrated_confidence,
     )
     candidates: dict[FolderPath, list[int]] = {}
@@ -546,6 +550,9 @@ def extended_tree(
                 question_folder=None if question is None else placement.folders_[question.c],
                 question_value=None if question is None else question.value,
                 question_answerable=answerable,
+                kept_confidence=float(before[i])
+                if before is not None and kept_less_sure[i] and i not in in_proposal
+                else None,
             )
         )
 
@@ -594,14 +601,15 @@ def _kept_folders(
     keep_margin: float,
     previous_confidence: NDArray[np.float64] | None = None,
     calibrated: Callable[[NDArray[np.float64]], NDArray[np.float64]] | None = None,
-) -> NDArray[np.intp]:
+) -> tuple[NDArray[np.intp], NDArray[np.bool_]]:
     """Column of the folder each row is shown in, shape (n_docs,): its most probable one,
     or the one it was shown in before while that is within ``keep_margin`` of it, or while
     the most probable one's ``calibrated`` confidence is below the ``previous_confidence``
-    the row was shown with there."""
+    the row was shown with there; and which rows only that last rule kept (n_docs,)."""
     shown = proba.argmax(axis=1) if proba.shape[1] else np.zeros(proba.shape[0], np.intp)
+    kept_less_sure = np.zeros(proba.shape[0], dtype=bool)
     if previous is None or not proba.shape[1]:
-        return shown
+        return shown, kept_less_sure
     col = {f: j for j, f in enumerate(folders)}
     less_sure = np.zeros(proba.shape[0], dtype=bool)
     if previous_confidence is not None and calibrated is not None:
@@ -616,9 +624,11 @@ def _kept_folders(
         # A folder a critique ruled out has posterior 0 (``FolderPlacement._apply_triples``).
         if j is None or not proba[i, j] > 0:
             continue
-        if proba[i, j] >= proba[i, shown[i]] - keep_margin or less_sure[i]:
+        if proba[i, j] >= proba[i, shown[i]] - keep_margin:
             shown[i] = j
-    return shown
+        elif less_sure[i]:
+            shown[i], kept_less_sure[i] = j, True
+    return shown, kept_less_sure
 
 
 def _label_sums(

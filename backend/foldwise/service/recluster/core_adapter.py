@@ -110,6 +110,9 @@ class PlacementOut:
     question_folder_id: int | None = None
     question_value: float | None = None
     question_answerable: float | None = None
+    #: The earlier confidence a placement kept by the model being less sure of another
+    #: folder is compared with next time (core ``DocumentPlacement.kept_confidence``).
+    kept_confidence: float | None = None
 
 
 def placement_training(
@@ -320,6 +323,7 @@ def _served_tree(
                 question_folder_id=folder_id_of(pl.question_folder),
                 question_value=pl.question_value,
                 question_answerable=pl.question_answerable,
+                kept_confidence=pl.kept_confidence,
             )
         )
     return proposals, placements

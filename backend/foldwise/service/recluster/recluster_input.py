@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from foldwise import core
@@ -464,14 +464,17 @@ def _texts(session: Session, doc_ids: list[int]) -> dict[int, str]:
 
 def _previous_folders(session: Session, user_id: int) -> dict[int, tuple[int, float]]:
     """Document id -> the existing folder the user's newest tree version shows it in, and
-    the confidence it shows it with there."""
+    the confidence a change of folder is compared with: the one it shows it with, or the
+    earlier one where only being less sure of another folder kept it there."""
     version = latest_version(session=session, user_id=user_id)
     if version is None:
         return {}
     rows = session.execute(
-        select(TreePlacement.document_id, TreePlacement.folder_id, TreePlacement.confidence).where(
-            TreePlacement.version_id == version.id, TreePlacement.folder_id.is_not(None)
-        )
+        select(
+            TreePlacement.document_id,
+            TreePlacement.folder_id,
+            func.coalesce(TreePlacement.kept_confidence, TreePlacement.confidence),
+        ).where(TreePlacement.version_id == version.id, TreePlacement.folder_id.is_not(None))
     )
     return {int(d): (int(f), float(c)) for d, f, c in rows if f is not None}
 

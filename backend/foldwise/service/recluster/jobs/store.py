@@ -87,6 +87,7 @@ def store_version(
                 question_folder_id=pl.question_folder_id,
                 question_value=pl.question_value,
                 question_answerable=pl.question_answerable,
+                kept_confidence=pl.kept_confidence,
             )
         )
 

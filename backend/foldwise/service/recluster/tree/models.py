@@ -112,6 +112,11 @@ class TreePlacement(Base):
     question_folder_id: Mapped[int | None] = mapped_column(Integer, default=None)
     question_value: Mapped[float | None] = mapped_column(Float, default=None)
     question_answerable: Mapped[float | None] = mapped_column(Float, default=None)
+    #: Set where the document stays in ``folder_id`` only because the model is less sure of
+    #: its most probable folder than an earlier tree was of this one: that earlier
+    #: confidence, which the next recluster compares with instead of ``confidence`` (core
+    #: ``DocumentPlacement.kept_confidence``; docs/placement.md, "Placements that stay").
+    kept_confidence: Mapped[float | None] = mapped_column(Float, default=None)
 
 
 class PlacementModel(Base):
