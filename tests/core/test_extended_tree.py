@@ -354,7 +354,7 @@ def test_a_placement_stays_where_it_was_unless_another_folder_is_clearly_better(
     assert [p.folder for p in again.placements] == [p.folder for p in plain.placements]
 
 
-def test_a_placement_stays_while_the_model_is_no_surer_of_another_folder():
+def test_a_placement_stays_while_the_model_is_less_sure_of_another_folder():
     """previous_confidence: a document stays in the folder the previous tree showed it in,
     however far below the best that folder now is, while the best folder's calibrated
     confidence is below the confidence it was shown with there. Shown with as much or

@@ -110,8 +110,9 @@ class ReclusterInput:
     #: there unless another folder is clearly better (core ``extended_tree``'s
     #: ``previous_folders``).
     previous_folder_of: dict[int, int] = field(default_factory=dict)
-    #: Unfiled document id -> the confidence the previous version showed it with there: it
-    #: also stays while the model is no surer of another folder (``previous_confidence``).
+    #: Unfiled document id -> the confidence a change of its folder is compared with (the
+    #: previous version's, or the earlier one it kept): it also stays while the model is
+    #: less sure of another folder (core ``extended_tree``'s ``previous_confidence``).
     previous_confidence_of: dict[int, float] = field(default_factory=dict)
     #: The previous version's cross-validated quantities of the placement model and of
     #: biiHAC's self-labeling model, for reuse (``FolderPlacement.cross_validated``).
