@@ -56,6 +56,12 @@ from foldwise.core.placement._unlike_filed import unlike_filed
 
 FolderKind = Literal["existing", "proposed"]
 
+#: Confidences closer than this are the same (``previous_confidence``). Documents on one
+#: step of the calibration curve get one value, but a confidence read back from storage
+#: may be rounded (the service keeps 4 decimals): compared exactly, half of the equal ones
+#: would fall.
+SAME_CONFIDENCE = 1e-4
+
 
 @dataclass(frozen=True)
 class TreeFolder:
@@ -617,7 +623,7 @@ def _kept_folders(
         # recluster keeps the cross-validated quantities). At equal confidence (a step of
         # the curve) the flips went right and wrong alike, so only a fall keeps.
         top = calibrated(proba[np.arange(proba.shape[0]), shown])
-        less_sure = top < previous_confidence
+        less_sure = top < previous_confidence - SAME_CONFIDENCE
     for i in map(int, new):
         before = previous[i]
         j = col.get(tuple(before)) if before is not None else None
