@@ -61,13 +61,14 @@ def _svm_misplaced(texts, labels, train, test, truth) -> float:
 
 
 def _kept_misplaced(
-    model, X, with_moves, moved, rest, shown_before, truth, keep_margin, move_weight
+    model, P, X, with_moves, moved, rest, truth, keep_margin, move_weight
 ) -> tuple[float, dict[str, int]]:
     """Misplacement of ``rest`` after the service's recluster with the ``moved`` documents
     filed (weighing ``move_weight``): ``model``'s cross-validated quantities kept, and a
-    document kept in ``shown_before`` (its column) unless another folder's posterior is
-    ``keep_margin`` higher and the model is no less sure of it than ``model`` was of the
-    old one; with the flips among ``rest`` counted (module docstring)."""
+    document kept in its most probable folder under ``model`` (posteriors ``P`` of the rows
+    of ``X``) unless another folder's posterior is ``keep_margin`` higher and the model is
+    no less sure of it than ``model`` was of the old one; with the flips among ``rest``
+    counted (module docstring)."""
     sample_weight = np.ones(X.shape[0])
     sample_weight[list(moved)] = move_weight
     after = FolderPlacement(cross_validated=model.cross_validated_state()).fit(
@@ -75,17 +76,16 @@ def _kept_misplaced(
     )
     assert after.folders_ == model.folders_  # the moves go to folders with filed documents
     folders = after.folders_
-    previous = [folders[shown_before[i]] for i in rest]
+    previous = [folders[int(P[i].argmax())] for i in rest]
     # The confidence each was shown with (the first tree's), and the rule extended_tree
     # applies, on the rows of ``rest``.
-    before = model.predict_proba(X[rest])[np.arange(len(rest)), shown_before[rest]]
     shown, _ = _kept_folders(
         after.predict_proba(X[rest]),
         folders,
         np.arange(len(rest)),
         previous,
         keep_margin,
-        model.calibrated_confidence(before),
+        model.calibrated_confidence(P[rest].max(axis=1)),
         after.calibrated_confidence,
     )
     destinations = {truth[i] for i in moved}
@@ -174,9 +174,8 @@ def run(
     def change(after: float, base: float) -> float:
         return (after - base) / base if base else 0.0
 
-    shown_before = P.argmax(axis=1)
     service, flips = _kept_misplaced(
-        model, X, with_moves, moved, rest, shown_before, truth, keep_margin, move_weight
+        model, P, X, with_moves, moved, rest, truth, keep_margin, move_weight
     )
     return {
         "misplaced_before": before,
