@@ -46,7 +46,7 @@ from sklearn.svm import LinearSVC
 
 from foldwise.bench._corpus import CorpusError, load_corpus
 from foldwise.bench.service_protocol import closer_truth, split_arguments, split_for_service
-from foldwise.core import FolderPlacement, closer_questions, text_features
+from foldwise.core import FolderPlacement, closer_questions, question_priority, text_features
 from foldwise.core.placement._extended_tree import _kept_folders
 from foldwise.service.config import ReclusterSettings
 
@@ -133,10 +133,12 @@ def run(
     P = model.predict_proba(X)
     folders = model.folders_
     asked = closer_questions(P[new], folders, model.known_proba(X[new]))
-    order = sorted(
-        (i for i, q in zip(new, asked, strict=True) if q is not None),
-        key=lambda i: (asked[i - n_filed].answerable < 0.8, -asked[i - n_filed].value, i),
-    )[:questions]
+    priority = {
+        i: question_priority(q.value, q.answerable)
+        for i, q in zip(new, asked, strict=True)
+        if q is not None
+    }
+    order = sorted(priority, key=lambda i: (-priority[i], i))[:questions]
     answered = [
         i
         for i in order

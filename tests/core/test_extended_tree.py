@@ -441,14 +441,15 @@ def test_every_placement_carries_the_question_worth_asking():
 
 def test_a_document_in_a_proposal_is_asked_about_last():
     """The tree holds it for a folder the person does not have, so "closer to b or to c?"
-    about two existing folders is a tie for the person: answerable 0, and the service asks
-    the likely answerable questions first."""
+    about two existing folders is a tie for the person that moves nothing: value and
+    answerable 0, the lowest priority a question can have."""
     tree, _, _, _, _ = _tree(0, {("sport", "golf")})
     proposed = {p.path for p in tree.proposals()}
     inside = [p for p in tree.placements if p.folder in proposed]
     outside = [p for p in tree.placements if p.folder not in proposed]
     assert inside and outside
-    assert all(p.question_folder is not None and p.question_answerable == 0 for p in inside)
+    assert all(p.question_folder is not None for p in inside)
+    assert all(p.question_value == 0 and p.question_answerable == 0 for p in inside)
     assert max(p.question_answerable for p in outside) > 0.8
 
 

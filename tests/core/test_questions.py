@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from foldwise.core import closer_questions
+from foldwise.core import closer_questions, question_priority
 
 A_X, A_Y, B = ("A", "x"), ("A", "y"), ("B",)
 
@@ -38,17 +38,32 @@ def test_never_a_folder_above_or_below_b():
     assert q.value == pytest.approx(0.1)
 
 
-def test_a_likely_new_topic_makes_a_question_less_answerable():
+def test_a_likely_new_topic_makes_a_question_less_answerable_and_less_worth():
+    """With a document of a new topic every answer is a tie, and a tie moves nothing: at
+    known .5 both halve (.8 -> .4, .3 -> .15); the choice of c stays."""
     (q,) = closer_questions(np.array([[0.5, 0.3, 0.2]]), [A_X, A_Y, B], known=np.array([0.5]))
+    assert (q.b, q.c) == (0, 1)
     assert q.answerable == pytest.approx(0.4)
-    assert q.value == pytest.approx(0.3)
+    assert q.value == pytest.approx(0.15)
 
 
-def test_nothing_to_ask_with_one_folder_or_only_nested_ones():
-    assert closer_questions(np.array([[1.0]]), [B]) == [None]
-    assert closer_questions(np.array([[0.6, 0.4]]), [("A",), A_X]) == [None]
+def test_priority_is_the_value_less_a_quarter_per_expected_tie():
+    """Worked by hand: value - .25 (1 - answerable)."""
+    assert question_priority(0.3, 0.8) == pytest.approx(0.25)
+    assert question_priority(0.02, 0.98) == pytest.approx(0.015)
+    assert question_priority(0.2, 0.5) == pytest.approx(0.075)
+    assert question_priority(0.0, 0.0) == pytest.approx(-0.25)  # a document in a proposal
 
 
-def test_columns_must_match_the_folders():
-    with pytest.raises(ValueError, match="columns"):
-        closer_questions(np.array([[0.5, 0.5]]), [A_X, A_Y, B])
+def test_a_doubtful_question_comes_before_a_sure_one_that_moves_nothing():
+    """Two documents: one almost surely in A/x (.97 of the posterior; its answer would say
+    "where it is shown"), one in doubt between A/x and B (.5 / .4, and a .3 chance of a
+    topic the person has no folder for). The second is worth asking first (.28 - .075 =
+    .205 against .02 - .0025), though the first is more likely answered (.99 against .7)."""
+    proba = np.array([[0.97, 0.02, 0.01], [0.5, 0.1, 0.4]])
+    sure, doubtful = closer_questions(proba, [A_X, A_Y, B], known=np.array([1.0, 0.7]))
+    assert (doubtful.b, doubtful.c) == (0, 2)
+    assert sure.answerable == pytest.approx(0.99)
+    assert doubtful.answerable == pytest.approx(0.7)
+    assert question_priority(doubtful.value, doubtful.answerable) == pytest.approx(0.205)
+    assert question_priority(sure.value, sure.answerable) == pytest.approx(0.0175)

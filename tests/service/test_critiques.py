@@ -7,8 +7,9 @@ from itertools import combinations
 from typing import Any
 
 from fastapi.testclient import TestClient
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
+from foldwise.core import question_priority
 from foldwise.service.critiques.models import Critique, CritiqueTriple, RejectedGroup
 from foldwise.service.documents.models import Document
 from foldwise.service.folders.models import Folder
@@ -246,15 +247,18 @@ def test_closer_question(client: TestClient, api: Api, rt: Runtime, worker: Embe
     assert q["b"]["folder_id"] is not None and q["c"]["folder_id"] is not None
     assert q["b"]["folder_id"] != q["c"]["folder_id"] and q["a"]["title"]
     assert "an answer moves it with probability" in q["reason"]
-    # The core's choice is served: the likely answerable question of most value, b in the
-    # folder the document is shown in, c in the question's other folder.
+    # The core's choice is served: the question of highest priority, b in the folder the
+    # document is shown in, c in the question's other folder.
     with rt.sessions() as session:
         rows = session.scalars(
             select(TreePlacement).where(TreePlacement.question_folder_id.is_not(None))
         ).all()
     first = min(
         rows,
-        key=lambda pl: (pl.question_answerable < 0.8, -pl.question_value, pl.document_id),
+        key=lambda pl: (
+            -question_priority(pl.question_value, pl.question_answerable),
+            pl.document_id,
+        ),
     )
     assert q["a"]["id"] == first.document_id
     assert (q["b"]["folder_id"], q["c"]["folder_id"]) == (
@@ -315,6 +319,49 @@ def test_a_skipped_questions_folders_are_asked_about_last(
     assert ask(first, elsewhere, same_pair, same_shown) == as_c
     # A skip defers only the questions of its document's folder.
     assert ask(elsewhere) == first
+
+
+def test_questions_are_asked_by_the_cores_priority(
+    client: TestClient, api: Api, rt: Runtime, worker: EmbeddedWorker
+) -> None:
+    """Value less a quarter per expected tie: a question in doubt (value .28, answerable
+    .7: priority .205) comes before one surely answered that moves nothing (.02, .99:
+    .0175), and a likely tie (.1, .3: -.075) after both."""
+    alice = seed_small(rt, "alice")
+    h = alice["headers"]
+    recluster(client, h)
+    folders = [f["id"] for f in client.get("/api/folders", headers=h).json()]
+    f1, f2, f3 = folders[:3]
+    plan = [(f1, f2, 0.28, 0.7), (f2, f3, 0.02, 0.99), (f3, f1, 0.1, 0.3)]
+    with rt.sessions() as session:
+        rows = session.scalars(select(TreePlacement).order_by(TreePlacement.document_id)).all()
+        unfiled = {
+            d for d in session.scalars(select(Document.id).where(Document.folder_id.is_(None)))
+        }
+        rows = [pl for pl in rows if pl.document_id in unfiled]
+        assert len(rows) >= len(plan)
+        for pl, (best, c, value, answerable) in zip(rows, plan, strict=False):
+            pl.best_folder_id, pl.question_folder_id = best, c
+            pl.question_value, pl.question_answerable = value, answerable
+        for pl in rows[len(plan) :]:
+            pl.question_folder_id = None  # no question about the rest
+        session.commit()
+        expected = [pl.document_id for pl in rows[: len(plan)]]
+
+    asked = []
+    for _ in plan:
+        q = client.get("/api/questions/closer", headers=h)
+        assert q.status_code == 200, q.text
+        asked.append(int(q.json()["a"]["id"]))
+        with rt.sessions() as session:  # answered: nothing more to ask about it
+            session.execute(
+                update(TreePlacement)
+                .where(TreePlacement.document_id == asked[-1])
+                .values(question_folder_id=None)
+            )
+            session.commit()
+    assert asked == expected
+    assert client.get("/api/questions/closer", headers=h).status_code == 204
 
 
 def test_unchanged_input_gives_unchanged_tree(

@@ -23,7 +23,11 @@ from foldwise.core.placement._new_folders import add_folders, remove_folders
 from foldwise.core.placement._novelty import neighbourhood_novelty, neighbourhood_p_values
 from foldwise.core.placement._placement import FolderPlacement
 from foldwise.core.placement._proposals import same_proposal
-from foldwise.core.placement._questions import CloserQuestion, closer_questions
+from foldwise.core.placement._questions import (
+    CloserQuestion,
+    closer_questions,
+    question_priority,
+)
 from foldwise.core.placement._suggest import (
     Suggestion,
     restrict_closer,
@@ -47,6 +51,7 @@ __all__ = [
     "neighbourhood_novelty",
     "neighbourhood_p_values",
     "proposal_f_score",
+    "question_priority",
     "remove_folders",
     "restrict_closer",
     "same_proposal",

@@ -140,7 +140,7 @@ class DocumentPlacement:
         The folder c of the "is it closer to b or to c?" question worth asking about the
         document, b being ``best_existing`` (``closer_questions``); ``None``: no question.
     question_value : float or None
-        Expected number of placements the answer changes.
+        Expected number of placements the answer changes; 0 for a document in a proposal.
     question_answerable : float or None
         Probability that the person has an answer (not a tie); 0 for a document in a
         proposal, which the tree holds for a folder the person does not have yet.
@@ -538,9 +538,11 @@ def extended_tree(
         # account, to neither b's folder nor c's: its question is a tie for the person
         # (20 Newsgroups, setting 3 seed 2: 3 of the 6 ties among 20 questions;
         # docs/placement.md, "Questions").
-        answerable = None
+        value = answerable = None
         if question is not None:
-            answerable = 0.0 if i in in_proposal else question.answerable
+            value, answerable = (
+                (0.0, 0.0) if i in in_proposal else (question.value, question.answerable)
+            )
         placements.append(
             DocumentPlacement(
                 i,
@@ -554,7 +556,7 @@ def extended_tree(
                 margin=margin,
                 pair_mass=pair_mass,
                 question_folder=None if question is None else placement.folders_[question.c],
-                question_value=None if question is None else question.value,
+                question_value=value,
                 question_answerable=answerable,
                 kept_confidence=float(before[i])
                 if before is not None and kept_less_sure[i] and i not in in_proposal

@@ -5,18 +5,15 @@ docs/placement.md "Questions"): b in the folder the document is shown in, c in t
 another branch that makes the answer most likely to move it, with the expected number of
 placements the answer changes (``question_value``) and the probability that the person has
 an answer at all (``question_answerable``: a document likely of a new topic, or likely in a
-third branch, makes the question a tie). Questions that are likely answerable
-(``MIN_ANSWERABLE``) come first, the most valuable first; the others only when none is
-left. On four real hierarchies (simulated person, 20 questions, settings 2-3) this cut the
-share of ties from up to 55% (the smallest margin between the two most probable folders)
-to at most 15%. Skipped are documents already asked about (a ``closer`` critique in force
-with the document as ``a``), documents the person filed, and the ``exclude`` ids
-(questions the person skipped). A question between the same two folders as one the person
-skipped, or with the folder its document was shown in as b or c, comes after every other
-(:func:`_order`). ``b`` and ``c`` are the members of the
-two folders nearest to each folder's centroid, so the person compares the document with
-what each folder is typically about. "Neither: it belongs elsewhere" is a move critique of
-``a``.
+third branch, makes the question a tie). Questions are asked in the core's order
+(``question_priority``: the value less a quarter per expected tie). Skipped are documents
+already asked about (a ``closer`` critique in force with the document as ``a``), documents
+the person filed, and the ``exclude`` ids (questions the person skipped). A question
+between the same two folders as one the person skipped, or with the folder its document was
+shown in as b or c, comes after every other (:func:`_order`). ``b`` and ``c`` are the
+members of the two folders nearest to each folder's centroid, so the person compares the
+document with what each folder is typically about. "Neither: it belongs elsewhere" is a
+move critique of ``a``.
 """
 
 from __future__ import annotations
@@ -26,6 +23,7 @@ from collections.abc import Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from foldwise import core
 from foldwise.service.critiques.models import Critique
 from foldwise.service.critiques.schemas import CloserQuestion, DocumentRef
 from foldwise.service.documents.models import Document
@@ -35,16 +33,14 @@ from foldwise.service.recluster.tree.models import TreePlacement
 from foldwise.service.recluster.tree.versions import latest_version
 from foldwise.service.users.models import User
 
-#: Candidates (most valuable first) tried before giving up.
+#: Candidates tried, in order, before giving up.
 MAX_TRIES = 10
-#: Probability of an answer below which a question is likely a tie for the person.
-MIN_ANSWERABLE = 0.8
 
 
 def _order(rows: Sequence[TreePlacement], skipped: set[int]) -> list[TreePlacement]:
-    """Candidate questions in the order they are asked: the likely answerable ones first
-    (``MIN_ANSWERABLE``), the most valuable first within each group; after all of them, the
-    questions the person's skips (``skipped``: their document ids) make likely ties.
+    """Candidate questions in the order they are asked: by the core's
+    ``question_priority``; after all of them, the questions the person's skips
+    (``skipped``: their document ids) make likely ties.
 
     - **The same two folders**, either way round (a case of the next rule). A skip says
       the person could not choose between them for that document, and the next document
@@ -71,8 +67,7 @@ def _order(rows: Sequence[TreePlacement], skipped: set[int]) -> list[TreePlaceme
         rows,
         key=lambda pl: (
             bool(pair(pl) & skipped_shown),
-            (pl.question_answerable or 0.0) < MIN_ANSWERABLE,
-            -(pl.question_value or 0.0),
+            -core.question_priority(pl.question_value or 0.0, pl.question_answerable or 0.0),
             pl.document_id,
         ),
     )
