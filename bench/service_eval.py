@@ -14,7 +14,9 @@ Reported per run, and as medians per setting: served exact placement (``folder_i
 a tf-idf + LinearSVC trained on the same filed documents, and that SVM retrained with the
 moved documents; misplacement of the documents not corrected, before and after feedback;
 known documents put in proposals; calibration of confidences >= .9 (over the known
-documents, and over all new ones: ``calibration_all``); tie share of questions; best-match
+documents, and over all new ones: ``calibration_all``); tie share of questions, the answers
+that move their document ("c") and the answered documents right before and after feedback
+(``answered_right``: what the answers fixed); best-match
 F of the hidden folders against proposals; churn of the control recluster; critiques
 violated by the "after" tree; timings. Usage::
 
@@ -324,6 +326,7 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
 
     # Figures.
     rest = [d for d in known if d not in set(moved) and d not in answered_ids]
+    answered_known = [d for d in known if d in answered_ids]
     filed_texts = [corpus.texts[i] for i in split.filed]
     filed_labels = ["/".join(corpus.folders[i]) for i in split.filed]
     svm = dict(
@@ -415,6 +418,11 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             "questions_answered": len(answered),
             "questions_refused": refused,
             "tie_share": ties / asked if asked else None,
+            # An answer of "c" moves its document out of the folder it was shown in (b).
+            "answers_c": sum(q["answer"] == "c" for q in question_log),
+            # Of the answered documents of existing folders.
+            "answered_right_before": sum(right(before, a) for a in answered_known),
+            "answered_right_after": sum(right(after, a) for a in answered_known),
             "filed_asked": filed_asked,
             "question_log": question_log,
             "moves": len(moved),

@@ -155,6 +155,9 @@ def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
     assert answers.count("tie") == round((run["tie_share"] or 0.0) * len(log))
     assert answers.count("filed") == run["filed_asked"]
     assert sum(a in ("b", "c") for a in answers) == run["questions_answered"]
+    assert answers.count("c") == run["answers_c"]
+    for key in ("answered_right_before", "answered_right_after"):
+        assert 0 <= run[key] <= run["questions_answered"], key
     # A document listed as changed by feedback is in another place after it, and the
     # listed changes account for every change of right and wrong among those documents.
     changed = run["changed_by_feedback"]
