@@ -119,8 +119,8 @@ def question_priority(value: float, answerable: float) -> float:
     tie (``1 - answerable``). A tie changes nothing and costs the person a question, and
     the most valuable questions are often about documents of topics the person has no
     folder for, whose questions are ties. On the service splits of six hierarchies (36
-    runs, the first 20 questions of each, replayed): by value alone 149 ties; the likely
-    answerable ones first (``answerable >= .8``), then by value, 55 ties, but only 61
+    runs, the first 20 questions of each, replayed): by value alone 141 ties; the likely
+    answerable ones first (``answerable >= .8``), then by value, 61 ties, but only 62
     answers of "c", the answers that move a document (a likely answer is most often "where
     it is shown"); by this priority 37 ties and 96 answers of "c" (docs/placement.md,
     "Questions", "Ties priced in").
