@@ -30,6 +30,16 @@ def test_the_branch_question_when_the_doubt_is_between_branches():
     assert q.answerable == pytest.approx(1.0)
 
 
+def test_c_is_chosen_by_priority_not_by_value_alone():
+    """p = .4 A/x, .32 A/y, .28 B. Against A/y: value .32, answerable .72 (a document in B
+    would be a tie), priority .32 - .07 = .25. Against B: value .28, answerable 1, priority
+    .28. B is asked, though A/y's answer moves the document more often."""
+    (q,) = closer_questions(np.array([[0.4, 0.32, 0.28]]), [A_X, A_Y, B])
+    assert (q.b, q.c) == (0, 2)
+    assert q.value == pytest.approx(0.28)
+    assert q.answerable == pytest.approx(1.0)
+
+
 def test_never_a_folder_above_or_below_b():
     """A document in A itself would be a tie between A and A/x: A/x is never c when b is A."""
     (q,) = closer_questions(np.array([[0.5, 0.4, 0.1]]), [("A",), A_X, B])

@@ -12,12 +12,13 @@ tie):
 - the question is answerable with probability ``(p(B) + p(C)) * known``;
 - with b in a's most probable folder, the answer moves a out of the folder it is shown in
   with probability about ``min(p(B), p(C)) * known``: that is the expected number of
-  placements the answer changes, and the question to ask is the one where it is largest.
+  placements the answer changes, the question's value.
 
-c is chosen among a's most probable folders so that this value is largest; it never lies
-above or below b's folder (then a document in b's folder itself would be a tie), so b and c
-sit in different branches. Questions about different documents are asked in the order of
-:func:`question_priority`: the expected change, less a quarter of a change per expected tie.
+The question worth asking is the one of highest :func:`question_priority`: the value, less
+a quarter of a change per expected tie. c is chosen among a's most probable folders so that
+it is highest; it never lies above or below b's folder (then a document in b's folder
+itself would be a tie), so b and c sit in different branches. Questions about different
+documents are asked in the same order.
 """
 
 from __future__ import annotations
@@ -106,8 +107,11 @@ def closer_questions(
             # An answer moves a only if a belongs to an existing folder: for a document
             # of a new topic both are wrong and the person has no answer.
             value = min(mass_b, mass_c) * float(known[i])
-            if best is None or value > best.value:
-                best = CloserQuestion(b, c, value, (mass_b + mass_c) * float(known[i]))
+            answerable = (mass_b + mass_c) * float(known[i])
+            if best is None or question_priority(value, answerable) > question_priority(
+                best.value, best.answerable
+            ):
+                best = CloserQuestion(b, c, value, answerable)
         out.append(best)
     return out
 
