@@ -52,12 +52,12 @@ def test_a_keep_margin_of_one_keeps_every_placement(tmp_path):
     assert kept["flips_right"] + kept["flips_wrong"] + kept["flips_between_wrong"] == 0
     # Without the margin the retrained model does move some of the others.
     (unkept,) = _runs(corpus, "--keep-margin", "0")
-    assert unkept["service"] != 0.0
+    flips = unkept["flips_right"] + unkept["flips_wrong"] + unkept["flips_between_wrong"]
+    assert flips > 0
     # Oracle: the misplaced count changes by the wrong flips less the right ones.
     misplaced_before = round(unkept["misplaced_before"] * unkept["rest"])  # printed to .001
     change = (unkept["flips_wrong"] - unkept["flips_right"]) / misplaced_before
     assert abs(unkept["service"] - change) < 1e-3
-    flips = unkept["flips_right"] + unkept["flips_wrong"] + unkept["flips_between_wrong"]
     assert 0 <= unkept["flips_to_moved"] <= flips
 
 

@@ -2,7 +2,7 @@
 
 The core decides, per placed document, which question is worth asking (``closer_questions``,
 docs/placement.md "Questions"): b in the folder the document is shown in, c in the folder of
-another branch that makes the answer most likely to move it, with the expected number of
+another branch that gives the question the highest priority, with the expected number of
 placements the answer changes (``question_value``) and the probability that the person has
 an answer at all (``question_answerable``: a document likely of a new topic, or likely in a
 third branch, makes the question a tie). Questions are asked in the core's order
