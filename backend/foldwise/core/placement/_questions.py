@@ -126,7 +126,7 @@ def question_priority(value: float, answerable: float) -> float:
     runs, the first 20 questions of each, replayed): by value alone 141 ties; the likely
     answerable ones first (``answerable >= .8``), then by value, 61 ties, but only 62
     answers of "c", the answers that move a document (a likely answer is most often "where
-    it is shown"); by this priority 37 ties and 96 answers of "c" (docs/placement.md,
+    it is shown"); by this priority 36 ties and 97 answers of "c" (docs/placement.md,
     "Questions", "Ties priced in").
 
     Parameters
