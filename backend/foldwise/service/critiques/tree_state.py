@@ -5,6 +5,7 @@ Keyword-only functions; callers commit."""
 from __future__ import annotations
 
 from sqlalchemy import update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from foldwise.service.critiques.models import TreeState
@@ -12,13 +13,29 @@ from foldwise.service.db import utcnow
 
 
 def tree_state(*, session: Session, user_id: int) -> TreeState:
-    """The user's tree state row, created at version 0 on first use."""
+    """The user's tree state row, created at version 0 on first use.
+
+    A new user's first requests often come together (the page loads the extended tree while
+    the person drops a zip on it), and each makes the row on first use. A plain insert made
+    all but the first fail with an IntegrityError, answered 409 (a UI test's first import
+    did, once), so the row is inserted with ``ON CONFLICT DO NOTHING`` (PostgreSQL and
+    SQLite alike) and then read.
+    """
     state = session.get(TreeState, user_id)
     if state is None:
-        state = TreeState(user_id=user_id, version=0, critique_seq=0)
-        session.add(state)
-        session.flush()
+        insert = postgresql.insert if _dialect(session) == "postgresql" else sqlite.insert
+        session.execute(
+            insert(TreeState)
+            .values(user_id=user_id, version=0, critique_seq=0, updated_at=utcnow())
+            .on_conflict_do_nothing(index_elements=[TreeState.user_id])
+        )
+        state = session.get(TreeState, user_id)
+        assert state is not None  # inserted here or by the concurrent request
     return state
+
+
+def _dialect(session: Session) -> str:
+    return session.get_bind().dialect.name
 
 
 def bump_critique_seq(*, session: Session, user_id: int) -> int:
