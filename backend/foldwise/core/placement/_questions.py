@@ -98,6 +98,7 @@ def closer_questions(
         order = np.argsort(-p, kind="stable")
         b = int(order[0]) if shown is None else int(shown[i])
         best: CloserQuestion | None = None
+        best_priority = -np.inf
         for c in map(int, order[order != b][:_CANDIDATES]):
             d = depth[b, c]
             if d == lengths[b] or d == lengths[c]:
@@ -108,10 +109,9 @@ def closer_questions(
             # of a new topic both are wrong and the person has no answer.
             value = min(mass_b, mass_c) * float(known[i])
             answerable = (mass_b + mass_c) * float(known[i])
-            if best is None or question_priority(value, answerable) > question_priority(
-                best.value, best.answerable
-            ):
-                best = CloserQuestion(b, c, value, answerable)
+            priority = question_priority(value, answerable)
+            if best is None or priority > best_priority:
+                best, best_priority = CloserQuestion(b, c, value, answerable), priority
         out.append(best)
     return out
 

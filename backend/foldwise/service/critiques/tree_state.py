@@ -23,7 +23,8 @@ def tree_state(*, session: Session, user_id: int) -> TreeState:
     """
     state = session.get(TreeState, user_id)
     if state is None:
-        insert = postgresql.insert if _dialect(session) == "postgresql" else sqlite.insert
+        dialect = session.get_bind().dialect.name
+        insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
         session.execute(
             insert(TreeState)
             .values(user_id=user_id, version=0, critique_seq=0, updated_at=utcnow())
@@ -32,10 +33,6 @@ def tree_state(*, session: Session, user_id: int) -> TreeState:
         state = session.get(TreeState, user_id)
         assert state is not None  # inserted here or by the concurrent request
     return state
-
-
-def _dialect(session: Session) -> str:
-    return session.get_bind().dialect.name
 
 
 def bump_critique_seq(*, session: Session, user_id: int) -> int:
