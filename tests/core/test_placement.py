@@ -375,6 +375,26 @@ def test_calibration_map_corrects_an_overconfident_softmax():
     assert np.all(np.diff(shown) >= 0)
 
 
+def test_a_small_block_all_right_is_shown_at_its_one_sided_95_percent_floor():
+    """15 held-out documents at .99, all right, are consistent with 85% right: shown
+    15 / (15 + 1.645^2) = .847, not .9 (one sigma showed 15 / 16 = .938). 30 of 30 earn
+    30 / (30 + 1.645^2) = .917."""
+    top = np.r_[np.full(15, 0.99), np.full(40, 0.5)]
+    P = np.column_stack([top, 1 - top])
+    t = np.r_[np.zeros(15, dtype=np.intp), np.tile([0, 1], 20)]
+    model = FolderPlacement()
+    model.folders_ = [("a",), ("b",)]
+    model.coef_ = np.zeros((2, 1))  # marks the model fitted for calibrated_confidence
+    model.calibration_x_, model.calibration_y_ = calibration_map(P, t)
+    assert model.calibrated_confidence([0.99])[0] == pytest.approx(15 / (15 + 1.645**2))
+    top = np.r_[np.full(30, 0.99), np.full(40, 0.5)]
+    t = np.r_[np.zeros(30, dtype=np.intp), np.tile([0, 1], 20)]
+    model.calibration_x_, model.calibration_y_ = calibration_map(
+        np.column_stack([top, 1 - top]), t
+    )
+    assert model.calibrated_confidence([0.99])[0] == pytest.approx(30 / (30 + 1.645**2))
+
+
 def test_sample_weight_moves_the_boundary_for_other_documents():
     X, truth = _noisy_corpus(0)
     labels = _labels(truth, n_labeled=10, seed=0)
