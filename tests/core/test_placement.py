@@ -389,9 +389,7 @@ def test_a_small_block_all_right_is_shown_at_its_one_sided_95_percent_floor():
     assert model.calibrated_confidence([0.99])[0] == pytest.approx(15 / (15 + 1.645**2))
     top = np.r_[np.full(30, 0.99), np.full(40, 0.5)]
     t = np.r_[np.zeros(30, dtype=np.intp), np.tile([0, 1], 20)]
-    model.calibration_x_, model.calibration_y_ = calibration_map(
-        np.column_stack([top, 1 - top]), t
-    )
+    model.calibration_x_, model.calibration_y_ = calibration_map(np.column_stack([top, 1 - top]), t)
     assert model.calibrated_confidence([0.99])[0] == pytest.approx(30 / (30 + 1.645**2))
 
 
