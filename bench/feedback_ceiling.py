@@ -12,7 +12,8 @@ retrains it three ways:
   each document left where it was shown unless another folder's posterior is
   ``--keep-margin`` higher (``extended_tree``'s ``keep_margin``, the service's default)
   and the model is no less sure of it than the first model was of the old one
-  (``extended_tree``'s ``previous_confidence``),
+  (``extended_tree``'s ``previous_confidence``) and at least ``--min-move-confidence``
+  sure (the core's ``MIN_MOVE_CONFIDENCE``, .5, by default),
   and the moved documents weighing ``--move-weight`` in the retrained model (the service's
   ``move_weight``, 1 by default);
 - ``oracle``: with the *true* folder of every critiqued document, moved and asked about
@@ -47,7 +48,7 @@ from sklearn.svm import LinearSVC
 from foldwise.bench._corpus import CorpusError, load_corpus
 from foldwise.bench.service_protocol import closer_truth, split_arguments, split_for_service
 from foldwise.core import FolderPlacement, closer_questions, question_priority, text_features
-from foldwise.core.placement._extended_tree import _kept_folders
+from foldwise.core.placement._extended_tree import MIN_MOVE_CONFIDENCE, _kept_folders
 from foldwise.service.config import ReclusterSettings
 
 
@@ -61,14 +62,14 @@ def _svm_misplaced(texts, labels, train, test, truth) -> float:
 
 
 def _kept_misplaced(
-    model, P, X, with_moves, moved, rest, truth, keep_margin, move_weight
+    model, P, X, with_moves, moved, rest, truth, keep_margin, move_weight, min_move_confidence
 ) -> tuple[float, dict[str, int]]:
     """Misplacement of ``rest`` after the service's recluster with the ``moved`` documents
     filed (weighing ``move_weight``): ``model``'s cross-validated quantities kept, and a
     document kept in its most probable folder under ``model`` (posteriors ``P`` of the rows
     of ``X``) unless another folder's posterior is ``keep_margin`` higher and the model is
-    no less sure of it than ``model`` was of the old one; with the flips among ``rest``
-    counted (module docstring)."""
+    no less sure of it than ``model`` was of the old one, and at least
+    ``min_move_confidence`` sure; with the flips among ``rest`` counted (module docstring)."""
     sample_weight = np.ones(X.shape[0])
     sample_weight[list(moved)] = move_weight
     after = FolderPlacement(cross_validated=model.cross_validated_state()).fit(
@@ -87,6 +88,7 @@ def _kept_misplaced(
         keep_margin,
         model.calibrated_confidence(P[rest].max(axis=1)),
         after.calibrated_confidence,
+        min_move_confidence,
     )
     destinations = {truth[i] for i in moved}
     flips = dict.fromkeys(
@@ -112,6 +114,7 @@ def run(
     moves: int,
     keep_margin: float,
     move_weight: float,
+    min_move_confidence: float = MIN_MOVE_CONFIDENCE,
 ) -> dict[str, float | int]:
     split = split_for_service(corpus, setting, seed)
     docs = list(split.filed) + list(split.new)
@@ -177,7 +180,7 @@ def run(
         return (after - base) / base if base else 0.0
 
     service, flips = _kept_misplaced(
-        model, P, X, with_moves, moved, rest, truth, keep_margin, move_weight
+        model, P, X, with_moves, moved, rest, truth, keep_margin, move_weight, min_move_confidence
     )
     return {
         "misplaced_before": before,
@@ -207,7 +210,15 @@ def main(argv: list[str] | None = None) -> int:
         default=ReclusterSettings.model_fields["move_weight"].default,
         help="the moved documents' weight in the service column (default: the service's)",
     )
+    parser.add_argument(
+        "--min-move-confidence",
+        type=float,
+        default=MIN_MOVE_CONFIDENCE,
+        help="the service column's confidence a document needs to move (default: the core's)",
+    )
     args = parser.parse_args(argv)
+    if not 0.0 <= args.min_move_confidence <= 1.0:
+        parser.error(f"--min-move-confidence must lie in [0, 1], got {args.min_move_confidence}")
     if not 0.0 <= args.keep_margin <= 1.0:
         parser.error(f"--keep-margin must lie in [0, 1], got {args.keep_margin}")
     if not args.move_weight > 0.0:
@@ -228,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.moves,
                 args.keep_margin,
                 args.move_weight,
+                args.min_move_confidence,
             )
             rows.append(row)
             print(

@@ -50,8 +50,9 @@ def test_a_keep_margin_of_one_keeps_every_placement(tmp_path):
     # Oracle: no posterior is a whole 1 above another, so nothing the moves taught shows.
     assert kept["service"] == 0.0
     assert kept["flips_right"] + kept["flips_wrong"] + kept["flips_between_wrong"] == 0
-    # Without the margin the retrained model does move some of the others.
-    (unkept,) = _runs(corpus, "--keep-margin", "0")
+    # Without the margin, and moving where it is less sure than not, the retrained model
+    # does move some of the others.
+    (unkept,) = _runs(corpus, "--keep-margin", "0", "--min-move-confidence", "0")
     flips = unkept["flips_right"] + unkept["flips_wrong"] + unkept["flips_between_wrong"]
     assert flips > 0
     # Oracle: the misplaced count changes by the wrong flips less the right ones.
@@ -66,6 +67,7 @@ def test_a_keep_margin_of_one_keeps_every_placement(tmp_path):
     [
         ("--keep-margin", "1.5", "--keep-margin must lie in [0, 1]"),
         ("--move-weight", "0", "--move-weight must be above 0"),
+        ("--min-move-confidence", "-0.1", "--min-move-confidence must lie in [0, 1]"),
     ],
 )
 def test_the_bench_refuses_an_option_out_of_range(tmp_path, option, value, message):
@@ -80,8 +82,9 @@ def test_the_moved_documents_weight_reaches_the_service_column(tmp_path):
     """``--move-weight`` weighs the moved documents in the service column's retrained model
     alone: the other columns do not use it."""
     corpus = _corpus(tmp_path / "c")
-    (plain,) = _runs(corpus, "--keep-margin", "0")
-    (heavy,) = _runs(corpus, "--keep-margin", "0", "--move-weight", "20")
+    unkept = ("--keep-margin", "0", "--min-move-confidence", "0")
+    (plain,) = _runs(corpus, *unkept)
+    (heavy,) = _runs(corpus, *unkept, "--move-weight", "20")
     flips = ("flips_right", "flips_wrong", "flips_between_wrong")
     assert [heavy[k] for k in flips] != [plain[k] for k in flips]
     for column in ("misplaced_before", "moves", "oracle", "svm"):

@@ -19,6 +19,7 @@ from foldwise.core import (
     proposal_f_score,
     same_proposal,
 )
+from foldwise.core.placement._extended_tree import MIN_MOVE_CONFIDENCE
 
 
 def _tree(seed, hidden, **kwargs):
@@ -347,11 +348,41 @@ def test_a_placement_stays_where_it_was_unless_another_folder_is_clearly_better(
         assert kept.placement_of(d).folder == by_doc[d].runner_up
     for d in far:
         assert kept.placement_of(d).folder == by_doc[d].folder
-    # keep_margin=0 is the model's own choice again.
+    # keep_margin=0 is the model's own choice again, where it is more likely right than not.
     again = extended_tree(
         Z, X, labels, term_names=names, placement=model, previous_folders=previous, keep_margin=0
     )
-    assert [p.folder for p in again.placements] == [p.folder for p in plain.placements]
+    for p in plain.placements:
+        stays = previous[p.document] is not None and p.confidence < MIN_MOVE_CONFIDENCE
+        assert again.placement_of(p.document).folder == (
+            previous[p.document] if stays else p.folder
+        )
+
+
+def test_a_placement_moves_only_to_a_folder_it_more_likely_belongs_in_than_not():
+    """A document shown in F before, with another folder now more probable (keep_margin 0),
+    moves there only where that folder's calibrated confidence is MIN_MOVE_CONFIDENCE or
+    more; otherwise it stays in F and carries F's own confidence."""
+    X, names, truth = topic_corpus(seed=4, own=3, parent=5)
+    labels = label_some(truth, 5, set(), seed=4)
+    Z = linkage(pdist(X.toarray(), "cosine"), "average")
+    model = FolderPlacement().fit(X, labels)
+    plain = extended_tree(Z, X, labels, term_names=names, placement=model)
+    below = [p for p in plain.placements if p.folder == p.best_existing and p.margin > 0]
+    unsure = [p for p in below if p.confidence < MIN_MOVE_CONFIDENCE]
+    sure = [p for p in below if p.confidence >= MIN_MOVE_CONFIDENCE]
+    assert unsure and sure, "both kinds are needed for the test to prove anything"
+    previous: list[tuple[str, ...] | None] = [None] * len(labels)
+    for p in below:
+        previous[p.document] = p.runner_up
+    kept = extended_tree(
+        Z, X, labels, term_names=names, placement=model, previous_folders=previous, keep_margin=0
+    )
+    for p in unsure:
+        placed = kept.placement_of(p.document)
+        assert placed.folder == p.runner_up and placed.confidence <= p.confidence
+    for p in sure:
+        assert kept.placement_of(p.document).folder == p.folder
 
 
 def test_a_placement_stays_while_the_model_is_less_sure_of_another_folder():
