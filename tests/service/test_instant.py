@@ -285,6 +285,30 @@ def test_a_move_re_places_similar_documents_at_once_and_undo_takes_it_back(
     assert _placement(undone, twin)["folder_id"] == x["folder_id"]  # type: ignore[index]
 
 
+def test_a_move_re_places_the_others_only_where_they_more_likely_belong_than_not(
+    client: TestClient, api: Api, alice: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recluster moves a document nobody critiqued only to a folder shown at
+    MIN_MOVE_CONFIDENCE or more; the re-placement after a critique does the same, or the
+    next recluster would put it back. With the bar above every confidence, a near-copy of a
+    moved document stays where the version has it; one the version never showed (posted
+    since) has no placement to keep and follows the model, as in a recluster."""
+    monkeypatch.setattr(instant, "MIN_MOVE_CONFIDENCE", 1.01)
+    headers = alice["headers"]
+    tree = _tree(client, headers)
+    x = _placed_by_version(tree)
+    other = _another_folder(tree, x["folder_id"])
+    text = client.get(f"/api/documents/{x['document_id']}", headers=headers).json()["text"]
+    twin = api.post(headers, text + "\n\nA second copy.")["document"]["id"]
+    moved = api.post(headers, text + "\n\nA third copy.")["document"]["id"]
+    response = client.patch(f"/api/documents/{moved}", json={"folder_id": other}, headers=headers)
+    assert response.status_code == 200, response.text
+    after = _tree(client, headers)
+    p = _placement(after, x["document_id"])
+    assert p is not None and (p["folder_id"], p["source"]) == (x["folder_id"], "recluster"), p
+    assert _placement(after, twin)["folder_id"] == other  # type: ignore[index]
+
+
 def test_an_answer_re_places_its_document_at_once(
     client: TestClient, alice: dict[str, Any]
 ) -> None:

@@ -75,6 +75,7 @@ from foldwise.core.measures import (
     triples_kept,
 )
 from foldwise.core.placement import (
+    MIN_MOVE_CONFIDENCE,
     CrossValidated,
     DocumentPlacement,
     ExtendedTree,
@@ -115,6 +116,7 @@ __all__ = [
     "HAC",
     "IHAC",
     "LANGUAGE_CODES",
+    "MIN_MOVE_CONFIDENCE",
     "BiHAC",
     "BiHACResult",
     "BiiHAC",

@@ -12,6 +12,7 @@ what a fit learned by cross-validation (:class:`CrossValidated`) for the next fi
 
 from foldwise.core.placement._cross_validated import CrossValidated
 from foldwise.core.placement._extended_tree import (
+    MIN_MOVE_CONFIDENCE,
     DocumentPlacement,
     ExtendedTree,
     TreeFolder,
@@ -37,6 +38,7 @@ from foldwise.core.placement._suggest import (
 )
 
 __all__ = [
+    "MIN_MOVE_CONFIDENCE",
     "CloserQuestion",
     "CrossValidated",
     "DocumentPlacement",

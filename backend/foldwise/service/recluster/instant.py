@@ -24,6 +24,7 @@ from dataclasses import replace
 from sqlalchemy import Connection, Engine, delete, insert, select, update
 from sqlalchemy.orm import Session
 
+from foldwise.core import MIN_MOVE_CONFIDENCE
 from foldwise.service.config import Settings
 from foldwise.service.critiques.models import Critique, TreeState
 from foldwise.service.documents import language
@@ -235,9 +236,10 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
     Moves in force teach the model (``stored_model.update_model``: a passive-aggressive
     step each, no refit); answers "a is closer to b than to c" restrict ``a``'s folders.
     Only documents whose folder changes get a new suggestion (it outranks the version's
-    placement: its critique counter is newer); documents in a proposal keep it. A critique
-    undone drops out of the update, so its effect goes with it. The full recluster follows
-    as before (debounced).
+    placement: its critique counter is newer), and one nobody answered about only where
+    the new folder's confidence is ``MIN_MOVE_CONFIDENCE`` or more; documents in a
+    proposal keep it. A critique undone drops out of the update, so its effect goes with
+    it. The full recluster follows as before (debounced).
     """
     found = latest_model(session, user_id)
     if found is None:
@@ -301,7 +303,10 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
             changed[d] = s  # served from its suggestion anyway: keep it current
         elif shown[d][1] is not None:
             continue  # in a proposal: the dendrogram's call, until the next recluster
-        elif s.folder_id != shown[d][0]:
+        elif s.folder_id != shown[d][0] and (d in closer or s.confidence >= MIN_MOVE_CONFIDENCE):
+            # A document nobody critiqued moves only where it more likely belongs than not,
+            # as the recluster decides (core ``MIN_MOVE_CONFIDENCE``): otherwise the next
+            # recluster would put it back where the version has it.
             changed[d] = s
         elif d in suggested:
             clear.append(d)  # back where the version has it (an undo): the version serves
