@@ -249,22 +249,34 @@ def _critiques(client: TestClient, headers: dict[str, str]) -> list[dict[str, An
     return response.json()  # type: ignore[no-any-return]
 
 
+def _near_copies(
+    client: TestClient, api: Api, headers: dict[str, str]
+) -> tuple[dict[str, Any], int, int, int]:
+    """An unfiled document ``x`` the version placed in an existing folder, another folder,
+    and two near-copies of ``x`` posted since: one to stay unfiled, one to be filed."""
+    tree = _tree(client, headers)
+    x = _placed_by_version(tree)
+    other = _another_folder(tree, x["folder_id"])
+    text = client.get(f"/api/documents/{x['document_id']}", headers=headers).json()["text"]
+    twin = api.post(headers, text + "\n\nA second copy.")["document"]["id"]
+    moved = api.post(headers, text + "\n\nA third copy.")["document"]["id"]
+    return x, other, twin, moved
+
+
+def _file(client: TestClient, headers: dict[str, str], document: int, folder: int) -> None:
+    body = {"folder_id": folder}
+    response = client.patch(f"/api/documents/{document}", json=body, headers=headers)
+    assert response.status_code == 200, response.text
+
+
 def test_a_move_re_places_similar_documents_at_once_and_undo_takes_it_back(
     client: TestClient, api: Api, alice: dict[str, Any]
 ) -> None:
     headers = alice["headers"]
-    tree = _tree(client, headers)
-    # An unfiled document the version placed in an existing folder.
-    x = _placed_by_version(tree)
-    other = _another_folder(tree, x["folder_id"])
-    text = client.get(f"/api/documents/{x['document_id']}", headers=headers).json()["text"]
-    # Two near-copies arrive; the person files one of them in another folder.
-    twin = api.post(headers, text + "\n\nA second copy.")["document"]["id"]
-    moved = api.post(headers, text + "\n\nA third copy.")["document"]["id"]
+    x, other, twin, moved = _near_copies(client, api, headers)
     tree = _tree(client, headers)
     assert _placement(tree, twin)["folder_id"] == x["folder_id"]  # type: ignore[index]
-    response = client.patch(f"/api/documents/{moved}", json={"folder_id": other}, headers=headers)
-    assert response.status_code == 200, response.text
+    _file(client, headers, moved, other)
     # In the same request's answer cycle, without a recluster: both follow the correction.
     after = _tree(client, headers)
     assert after["version"] == 1 and after["outdated"]
@@ -295,14 +307,8 @@ def test_a_move_re_places_the_others_only_where_they_more_likely_belong_than_not
     since) has no placement to keep and follows the model, as in a recluster."""
     monkeypatch.setattr(instant, "MIN_MOVE_CONFIDENCE", 1.01)
     headers = alice["headers"]
-    tree = _tree(client, headers)
-    x = _placed_by_version(tree)
-    other = _another_folder(tree, x["folder_id"])
-    text = client.get(f"/api/documents/{x['document_id']}", headers=headers).json()["text"]
-    twin = api.post(headers, text + "\n\nA second copy.")["document"]["id"]
-    moved = api.post(headers, text + "\n\nA third copy.")["document"]["id"]
-    response = client.patch(f"/api/documents/{moved}", json={"folder_id": other}, headers=headers)
-    assert response.status_code == 200, response.text
+    x, other, twin, moved = _near_copies(client, api, headers)
+    _file(client, headers, moved, other)
     after = _tree(client, headers)
     p = _placement(after, x["document_id"])
     assert p is not None and (p["folder_id"], p["source"]) == (x["folder_id"], "recluster"), p
