@@ -47,8 +47,14 @@ from sklearn.svm import LinearSVC
 
 from foldwise.bench._corpus import CorpusError, load_corpus
 from foldwise.bench.service_protocol import closer_truth, split_arguments, split_for_service
-from foldwise.core import FolderPlacement, closer_questions, question_priority, text_features
-from foldwise.core.placement._extended_tree import MIN_MOVE_CONFIDENCE, _kept_folders
+from foldwise.core import (
+    MIN_MOVE_CONFIDENCE,
+    FolderPlacement,
+    closer_questions,
+    question_priority,
+    text_features,
+)
+from foldwise.core.placement._extended_tree import _kept_folders
 from foldwise.service.config import ReclusterSettings
 
 
