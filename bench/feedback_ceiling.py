@@ -120,7 +120,7 @@ def run(
     moves: int,
     keep_margin: float,
     move_weight: float,
-    min_move_confidence: float = MIN_MOVE_CONFIDENCE,
+    min_move_confidence: float,
 ) -> dict[str, float | int]:
     split = split_for_service(corpus, setting, seed)
     docs = list(split.filed) + list(split.new)

@@ -113,12 +113,7 @@ def calibration_map(
     # not claim .95 (the promise is a floor, "shown .9, right at least 90%").
     fitted = iso.predict(top)
     levels = np.unique(fitted)
-    lower = np.array(
-        [
-            wilson_lower(right[fitted == v].sum(), (fitted == v).sum(), z=CALIBRATION_Z)
-            for v in levels
-        ]
-    )
+    lower = np.array([wilson_lower(right[fitted == v].sum(), (fitted == v).sum()) for v in levels])
     shown = lower[np.abs(levels[None, :] - iso.y_thresholds_[:, None]).argmin(axis=1)]
     return np.asarray(iso.X_thresholds_, dtype=np.float64), np.maximum.accumulate(shown)
 
@@ -145,7 +140,7 @@ def log_softmax(D: NDArray[np.float64]) -> NDArray[np.float64]:
     return D - np.log(np.exp(D).sum(axis=1, keepdims=True))
 
 
-def wilson_lower(k: float, n: float, z: float = 1.0) -> float:
+def wilson_lower(k: float, n: float, z: float = CALIBRATION_Z) -> float:
     """Lower end of the Wilson score interval of k successes in n trials (z sigmas)."""
     if n <= 0:
         return 0.0

@@ -153,8 +153,9 @@ class DocumentPlacement:
         proposal, which the tree holds for a folder the person does not have yet.
     kept_confidence : float or None
         For a document kept in ``best_existing`` because the model is less sure of its
-        most probable folder than the previous tree was of this one, that earlier
-        confidence (its ``previous_confidence``), for the next recluster to compare with:
+        most probable folder than the previous tree was of this one, or than
+        ``MIN_MOVE_CONFIDENCE``, that earlier confidence (its ``previous_confidence``),
+        for the next recluster to compare with:
         its own ``best_confidence`` is lower, and compared with that the same model would
         flip it on the next recluster with no new input. ``None`` otherwise.
     """
@@ -313,9 +314,10 @@ def extended_tree(
     previous_folders : sequence of FolderPath or None, length n_docs, optional
         The existing folder the previous tree showed each document in (``None``: none).
         A document stays there unless the model now gives another folder a posterior at
-        least ``keep_margin`` higher: retrained on a few more documents, a classifier flips
-        near-ties either way, and placements that jump between reclusters without a reason
-        teach the person nothing (docs/placement.md, "Placements that stay").
+        least ``keep_margin`` higher and shows it there at ``MIN_MOVE_CONFIDENCE`` or more:
+        retrained on a few more documents, a classifier flips near-ties either way, and
+        placements that jump between reclusters without a reason teach the person nothing
+        (docs/placement.md, "Placements that stay").
     previous_confidence : array-like of shape (n_docs,), float, optional
         The confidence the previous tree showed each document with in its
         ``previous_folders`` entry (calibrated, 0-1). A document also stays there while the
