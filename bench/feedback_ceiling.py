@@ -54,7 +54,7 @@ from foldwise.core import (
     question_priority,
     text_features,
 )
-from foldwise.core.placement._extended_tree import _kept_folders
+from foldwise.core.placement._kept import kept_folders
 from foldwise.service.config import ReclusterSettings
 
 
@@ -86,7 +86,7 @@ def _kept_misplaced(
     previous = [folders[int(P[i].argmax())] for i in rest]
     # The confidence each was shown with (the first tree's), and the rule extended_tree
     # applies, on the rows of ``rest``.
-    shown, _ = _kept_folders(
+    shown, _ = kept_folders(
         after.predict_proba(X[rest]),
         folders,
         np.arange(len(rest)),

@@ -19,7 +19,7 @@ from foldwise.core import (
     proposal_f_score,
     same_proposal,
 )
-from foldwise.core.placement._extended_tree import MIN_MOVE_CONFIDENCE
+from foldwise.core.placement._kept import MIN_MOVE_CONFIDENCE
 
 
 def _tree(seed, hidden, **kwargs):

@@ -9,7 +9,7 @@ import numpy as np
 from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
-from foldwise.core.placement._extended_tree import MIN_MOVE_CONFIDENCE
+from foldwise.core.placement._kept import MIN_MOVE_CONFIDENCE
 from foldwise.service.imports.archive import Entry, Listing
 from foldwise.service.imports.service import import_listing
 from foldwise.service.queue import EmbeddedWorker

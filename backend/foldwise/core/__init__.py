@@ -75,6 +75,7 @@ from foldwise.core.measures import (
     triples_kept,
 )
 from foldwise.core.placement import (
+    KEEP_MARGIN,
     MIN_MOVE_CONFIDENCE,
     CrossValidated,
     DocumentPlacement,
@@ -115,6 +116,7 @@ __all__ = [
     "ESTIMATORS",
     "HAC",
     "IHAC",
+    "KEEP_MARGIN",
     "LANGUAGE_CODES",
     "MIN_MOVE_CONFIDENCE",
     "BiHAC",

@@ -12,13 +12,13 @@ what a fit learned by cross-validation (:class:`CrossValidated`) for the next fi
 
 from foldwise.core.placement._cross_validated import CrossValidated
 from foldwise.core.placement._extended_tree import (
-    MIN_MOVE_CONFIDENCE,
     DocumentPlacement,
     ExtendedTree,
     TreeFolder,
     extended_tree,
     proposal_f_score,
 )
+from foldwise.core.placement._kept import KEEP_MARGIN, MIN_MOVE_CONFIDENCE
 from foldwise.core.placement._levels import Placement
 from foldwise.core.placement._new_folders import add_folders, remove_folders
 from foldwise.core.placement._novelty import neighbourhood_novelty, neighbourhood_p_values
@@ -38,6 +38,7 @@ from foldwise.core.placement._suggest import (
 )
 
 __all__ = [
+    "KEEP_MARGIN",
     "MIN_MOVE_CONFIDENCE",
     "CloserQuestion",
     "CrossValidated",
