@@ -255,3 +255,47 @@ def test_an_answer_restricts_the_folders_of_its_document():
     assert restrict_closer(P, model.folders_, [[(home, home)]]).tolist() == P.tolist()
     with pytest.raises(ValueError, match="closer"):
         restrict_closer(P, model.folders_, [])
+
+
+def test_a_shown_document_stays_where_the_recluster_would_keep_it():
+    """``suggest_rows(previous=...)`` decides as the recluster's ``kept_folders``: a row
+    stays in the folder it was shown in while that folder's posterior is within the keep
+    margin of the best one's, or the best one is not shown at ``MIN_MOVE_CONFIDENCE``; it
+    moves where an answer rules its folder out, and a row shown nowhere is not held."""
+    features, model, _, _ = _fitted()
+    docs = ["tax refund income deduction steuer", "landlord rent apartment repair"]
+    X = features.transform(docs)
+    names = list(features.vocabulary_)
+    free = suggest_rows(model, X, names)
+    P = model.predict_proba(X)
+    elsewhere = [next(f for f in model.folders_ if f != s.folder) for s in free]
+    gap = [P[i].max() - P[i, model.folders_.index(f)] for i, f in enumerate(elsewhere)]
+    assert min(gap) > 0.1  # both clear cases: the default margin does not hold them
+
+    def shown(margin: float, confidence: float = 0.0, **kw) -> list[tuple]:
+        got = suggest_rows(
+            model,
+            X,
+            names,
+            previous=[elsewhere[0], None],
+            previous_confidence=[confidence, 0.0],
+            keep_margin=margin,
+            **kw,
+        )
+        return [s.folder for s in got]
+
+    # Within the margin, the row stays; past it, it moves unless it was shown surer there.
+    assert shown(margin=1.0) == [elsewhere[0], free[1].folder]
+    assert shown(margin=0.1) == [free[0].folder, free[1].folder]
+    assert shown(margin=0.1, confidence=1.0)[0] == elsewhere[0]
+    # A folder the person's answer rules out holds nothing, whatever the margin.
+    answer = [[(free[0].folder, elsewhere[0])], []]
+    assert shown(margin=1.0, closer=answer)[0] == free[0].folder
+    # The confidence given is that of the folder shown.
+    kept = suggest_rows(
+        model, X, names, previous=[elsewhere[0], None], previous_confidence=[0, 0], keep_margin=1
+    )[0]
+    j = model.folders_.index(elsewhere[0])
+    assert kept.confidence == pytest.approx(float(model.calibrated_confidence(P[0, j])))
+    with pytest.raises(ValueError, match="previous"):
+        suggest_rows(model, X, names, previous=[None])

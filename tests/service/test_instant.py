@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import event, select, update
 
 from foldwise.core import FolderPlacement, TextFeatures, arrays_from_npz
+from foldwise.service.config import Settings
 from foldwise.service.documents.models import Document
 from foldwise.service.queue import EmbeddedWorker
 from foldwise.service.recluster import instant, stored_model
@@ -297,15 +298,21 @@ def test_a_move_re_places_similar_documents_at_once_and_undo_takes_it_back(
     assert _placement(undone, twin)["folder_id"] == x["folder_id"]  # type: ignore[index]
 
 
-def test_a_move_re_places_the_others_only_where_they_more_likely_belong_than_not(
-    client: TestClient, api: Api, alice: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+def test_a_move_re_places_the_others_as_the_recluster_would_keep_them(
+    client: TestClient,
+    api: Api,
+    alice: dict[str, Any],
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The recluster moves a document nobody critiqued only to a folder shown at
-    MIN_MOVE_CONFIDENCE or more; the re-placement after a critique does the same, or the
-    next recluster would put it back. With the bar above every confidence, a near-copy of a
-    moved document stays where the version has it; one the version never showed (posted
-    since) has no placement to keep and follows the model, as in a recluster."""
-    monkeypatch.setattr(instant, "MIN_MOVE_CONFIDENCE", 1.01)
+    """The recluster keeps a document nobody critiqued in the folder it showed it in while
+    that folder is within the keep margin of the best one (or the best is not shown at
+    MIN_MOVE_CONFIDENCE); the re-placement after a critique decides by the same rule
+    (``core.suggest_rows(previous=...)``), or the next recluster would put it back. With a
+    margin of 1, a near-copy of a moved document stays where the version has it; one the
+    version never showed (posted since) has no placement to keep and follows the model, as
+    in a recluster."""
+    monkeypatch.setattr(settings.recluster, "keep_margin", 1.0)
     headers = alice["headers"]
     x, other, twin, moved = _near_copies(client, api, headers)
     _file(client, headers, moved, other)

@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 from foldwise.core._features import TextFeatures
 from foldwise.core._hierarchy import FolderPath
 from foldwise.core.placement._calibration import log_softmax
+from foldwise.core.placement._kept import KEEP_MARGIN, kept_folders
 from foldwise.core.placement._levels import assign_folder_levels
 from foldwise.core.placement._placement import FolderPlacement, _scale_columns
 
@@ -108,11 +109,29 @@ def suggest_rows(
     *,
     n_terms: int = 5,
     closer: Sequence[Sequence[Closer]] | None = None,
+    previous: Sequence[FolderPath | None] | None = None,
+    previous_confidence: Sequence[float] | NDArray[np.float64] | None = None,
+    keep_margin: float = KEEP_MARGIN,
 ) -> list[Suggestion]:
-    """:func:`suggest` on feature rows ``X`` of shape (n_docs, n_terms) already computed."""
+    """:func:`suggest` on feature rows ``X`` of shape (n_docs, n_terms) already computed.
+
+    With ``previous`` (per row, the existing folder a tree showed it in, or None) and
+    ``previous_confidence`` (the calibrated confidence it was shown with there, 0-1), each
+    suggestion's ``folder`` is where the recluster would show the row
+    (``_kept.kept_folders``): the previous folder while the model's most probable one is
+    within ``keep_margin`` of it or not more likely right than not, and ``confidence`` is
+    that folder's. A re-placement that follows this rule is not undone by the next
+    recluster.
+    """
     X = sp.csr_matrix(X, dtype=np.float64)
     if len(term_names) != X.shape[1]:
         raise ValueError(f"term_names has {len(term_names)} entries for {X.shape[1]} terms")
+    if previous is not None and len(previous) != X.shape[0]:
+        raise ValueError(f"previous has {len(previous)} entries for {X.shape[0]} rows")
+    if previous_confidence is not None and len(previous_confidence) != X.shape[0]:
+        raise ValueError(
+            f"previous_confidence has {len(previous_confidence)} entries for {X.shape[0]} rows"
+        )
     if X.shape[0] == 0:
         return []
     D = model.decision_function(X)
@@ -121,16 +140,29 @@ def suggest_rows(
         P = restrict_closer(P, model.folders_, closer)
     known = model.known_from_decisions(D)
     levels = assign_folder_levels(P, model.folders_, model.rho, known=known)
-    calibrated = model.calibrated_confidence(P.max(axis=1))
     order = np.argsort(-P, axis=1, kind="stable")
     best = order[:, 0]
+    if previous is not None:
+        best, _ = kept_folders(
+            P,
+            model.folders_,
+            np.arange(X.shape[0]),
+            [None if f is None else tuple(f) for f in previous],
+            keep_margin,
+            None
+            if previous_confidence is None
+            else np.asarray(previous_confidence, dtype=np.float64),
+            model.calibrated_confidence,
+        )
+    calibrated = model.calibrated_confidence(P[np.arange(X.shape[0]), best])
     contrib = term_contributions(model, X, best)
     out = []
     for i in range(X.shape[0]):
         j = int(best[i])
         runner = margin = pair_mass = None
         if P.shape[1] > 1:
-            k = int(order[i, 1])
+            # The strongest other folder: the most probable one where a kept folder is shown.
+            k = int(order[i, 1] if order[i, 0] == j else order[i, 0])
             runner = model.folders_[k]
             margin, pair_mass = float(P[i, j] - P[i, k]), float(P[i, j] + P[i, k])
         lo, hi = contrib.indptr[i], contrib.indptr[i + 1]

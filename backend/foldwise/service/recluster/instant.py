@@ -24,13 +24,14 @@ from dataclasses import replace
 from sqlalchemy import Connection, Engine, delete, insert, select, update
 from sqlalchemy.orm import Session
 
-from foldwise.core import MIN_MOVE_CONFIDENCE
 from foldwise.service.config import Settings
 from foldwise.service.critiques.models import Critique, TreeState
+from foldwise.service.db import settings_of
 from foldwise.service.documents import language
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
 from foldwise.service.recluster import stored_model
+from foldwise.service.recluster.recluster_input import previous_folders
 from foldwise.service.recluster.tree.models import (
     DocumentSuggestion,
     PlacementModel,
@@ -156,9 +157,13 @@ def _compute(
     docs: dict[int, str],
     found: Found,
     closer: dict[int, list[tuple[int, int]]] | None = None,
+    previous: dict[int, tuple[int, float]] | None = None,
 ) -> dict[int, stored_model.SuggestionOut]:
     """Suggestions of those of ``docs`` that are the user's and unfiled, in live folders;
-    empty (logged) when the model fails on them."""
+    empty (logged) when the model fails on them. ``previous``: document id -> the folder
+    the newest tree version shows it in and the confidence it is compared with
+    (``recluster_input.previous_folders``); such a document stays there as the recluster
+    would keep it."""
     # Only the user's own, still unfiled documents: the caller's list may be stale.
     ids = sorted(
         session.scalars(
@@ -176,7 +181,14 @@ def _compute(
     try:
         # A folder deleted since the model was fitted is left out: each document gets its
         # best folder that still exists, never a dead one.
-        suggestions = stored_model.suggest(found[1], [docs[d] for d in ids], answers, live)
+        suggestions = stored_model.suggest(
+            found[1],
+            [docs[d] for d in ids],
+            answers,
+            live,
+            previous=None if previous is None else [previous.get(d) for d in ids],
+            keep_margin=settings_of(session).recluster.keep_margin,
+        )
     except Exception:
         log.exception("instant suggestions for user %s failed", user_id)
         return {}
@@ -236,10 +248,12 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
     Moves in force teach the model (``stored_model.update_model``: a passive-aggressive
     step each, no refit); answers "a is closer to b than to c" restrict ``a``'s folders.
     Only documents whose folder changes get a new suggestion (it outranks the version's
-    placement: its critique counter is newer), and one nobody answered about only where
-    the new folder's confidence is ``MIN_MOVE_CONFIDENCE`` or more; documents in a
-    proposal keep it. A critique undone drops out of the update, so its effect goes with
-    it. The full recluster follows as before (debounced).
+    placement: its critique counter is newer). A document moves as the recluster would
+    move it (``core.suggest_rows`` with the version's folders and confidences): only to a
+    folder at least ``keep_margin`` more probable than the one it is shown in, and shown
+    there at ``core.MIN_MOVE_CONFIDENCE`` or more, or where an answer ruled its folder
+    out. Documents in a proposal keep it. A critique undone drops out of the update, so
+    its effect goes with it. The full recluster follows as before (debounced).
     """
     found = latest_model(session, user_id)
     if found is None:
@@ -282,7 +296,9 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
         model = stored_model.update_model(model, examples)
     unfiled = unfiled_texts(session, user_id)
     newest = dict(sorted(unfiled.items())[-limit:])
-    placed = _compute(session, user_id, newest, (found[0], model), closer)
+    placed = _compute(
+        session, user_id, newest, (found[0], model), closer, previous_folders(session, user_id)
+    )
     shown = {
         pl.document_id: (pl.folder_id, pl.proposal_key)
         for pl in session.scalars(
@@ -303,10 +319,9 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
             changed[d] = s  # served from its suggestion anyway: keep it current
         elif shown[d][1] is not None:
             continue  # in a proposal: the dendrogram's call, until the next recluster
-        elif s.folder_id != shown[d][0] and (d in closer or s.confidence >= MIN_MOVE_CONFIDENCE):
-            # A document nobody critiqued moves only where it more likely belongs than not,
-            # as the recluster decides (core ``MIN_MOVE_CONFIDENCE``): otherwise the next
-            # recluster would put it back where the version has it.
+        elif s.folder_id != shown[d][0]:
+            # Moved by the recluster's own rule (``core.suggest_rows(previous=...)``), so
+            # that the next recluster does not put it back where the version has it.
             changed[d] = s
         elif d in suggested:
             clear.append(d)  # back where the version has it (an undo): the version serves

@@ -405,7 +405,7 @@ def load_inputs(
         X_place = X_open
     del analysis  # its term counts of every text
 
-    previous = _previous_folders(session, user_id)
+    previous = previous_folders(session, user_id)
     return ReclusterInput(
         doc_ids=doc_ids,
         folder_of=folder_of,
@@ -463,7 +463,7 @@ def _texts(session: Session, doc_ids: list[int]) -> dict[int, str]:
     return texts
 
 
-def _previous_folders(session: Session, user_id: int) -> dict[int, tuple[int, float]]:
+def previous_folders(session: Session, user_id: int) -> dict[int, tuple[int, float]]:
     """Document id -> the existing folder the user's newest tree version shows it in, and
     the confidence a change of folder is compared with: the one it shows it with, or the
     earlier one where only being less sure of another folder kept it there."""

@@ -217,12 +217,16 @@ def suggest(
     texts: list[str],
     closer: list[list[tuple[int, int]]] | None = None,
     live_folder_ids: Collection[int] | None = None,
+    previous: list[tuple[int, float] | None] | None = None,
+    keep_margin: float = core.KEEP_MARGIN,
 ) -> list[SuggestionOut]:
     """Where ``model`` puts each of ``texts`` (folder paths end in folder ids, as
     ``ReclusterInput.paths``). ``closer[i]``: answers "document i is closer to the documents
     of folder a than to those of folder b" as (a, b) folder ids. With ``live_folder_ids``
     the folders deleted since the fit lose their SVMs first (core ``remove_folders``), so
-    that each text gets its best folder that still exists; ``[]`` when none does."""
+    that each text gets its best folder that still exists; ``[]`` when none does.
+    ``previous[i]``: the folder id a tree shows text i in and the confidence it shows it
+    with; the text stays there as the recluster would keep it (``core.suggest_rows``)."""
     if live_folder_ids is not None:
         live = set(live_folder_ids)
         gone = [f for f in model.placement.folders_ if folder_id_of(f) not in live]
@@ -252,5 +256,12 @@ def suggest(
             model.rows.transform(model.features, texts),
             [str(t) for t in model.features.vocabulary_],
             closer=restrict,
+            previous=None
+            if previous is None
+            else [None if p is None else _model_path(model, p[0]) for p in previous],
+            previous_confidence=None
+            if previous is None
+            else [0.0 if p is None else p[1] for p in previous],
+            keep_margin=keep_margin,
         )
     ]
