@@ -39,6 +39,7 @@ import time
 import warnings
 import zipfile
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +151,25 @@ def _changed_by_feedback(
             }
             changes.append((d, change))
     return changes
+
+
+def _instant_moves(
+    before: dict[str, Any],
+    instant: dict[str, Any],
+    after: dict[str, Any],
+    docs: list[int],
+    right: Callable[[dict[str, Any], int], bool],
+) -> dict[str, int]:
+    """Of ``docs``, those ``instant`` shows elsewhere than ``before``: how many, how many
+    right there and wrong before, the other way round, and how many ``after`` puts back."""
+    b, i, a = _targets(before), _targets(instant), _targets(after)
+    moved = [d for d in docs if i.get(d) != b.get(d)]
+    return {
+        "instant_moved": len(moved),
+        "instant_moved_to_right": sum(right(instant, d) and not right(before, d) for d in moved),
+        "instant_moved_to_wrong": sum(right(before, d) and not right(instant, d) for d in moved),
+        "instant_put_back": sum(a.get(d) == b.get(d) for d in moved),
+    }
 
 
 def _proposal_members(tree: dict[str, Any]) -> list[set[int]]:
@@ -307,6 +327,9 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
                 )
                 if made.status_code != 201:
                     raise SystemExit(f"move of {d} refused: {made.status_code} {made.text[:200]}")
+            # What the person sees between the critiques and the next recluster: the
+            # re-placement after each critique (``instant.replace_after_critique``).
+            instant = server.call("GET", "/api/tree/extended").json()
             after, timings["recluster_2"] = server.recluster()
             control, timings["recluster_control"] = server.recluster()
 
@@ -396,6 +419,10 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
                 {"path": corpus.paths[text_of[d]], **change}
                 for d, change in _changed_by_feedback(before, after, rest, truth, folder_path)
             ],
+            # The documents nobody critiqued that the re-placement after the critiques
+            # moved, how many of those it moved right, and how many the next recluster
+            # put back where they were: a flip and a flip back the person sees.
+            **_instant_moves(before, instant, after, rest, right),
             # JSON only: what the simulated person moved, to read the changes above by.
             "moved_paths": sorted(
                 f"{corpus.paths[text_of[d]]} -> {'/'.join(truth[d])}" for d in moved

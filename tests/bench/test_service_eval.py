@@ -166,6 +166,11 @@ def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
     lost = sum(c["before"] == c["truth"] for c in changed)
     rise = run["misplaced_after"] - run["misplaced_before"]
     assert (lost > gained, lost == gained) == (rise > 1e-9, abs(rise) <= 1e-9), (changed, rise)
+    # The re-placement after the critiques: a move counted right or wrong changed one to
+    # the other, and only a document it moved can be put back.
+    moved_then = run["instant_moved"]
+    assert run["instant_moved_to_right"] + run["instant_moved_to_wrong"] <= moved_then
+    assert 0 <= run["instant_put_back"] <= moved_then
     placed = run["hidden_placed"]
     assert placed["proposal"] + placed["existing"] + placed["top"] == run["hidden_new"]
     assert len(placed["existing_folders"]) == placed["existing"]
