@@ -13,7 +13,6 @@ from fastapi.testclient import TestClient
 from sqlalchemy import event, select, update
 
 from foldwise.core import FolderPlacement, TextFeatures, arrays_from_npz
-from foldwise.service.config import Settings
 from foldwise.service.documents.models import Document
 from foldwise.service.queue import EmbeddedWorker
 from foldwise.service.recluster import instant, stored_model
@@ -270,61 +269,38 @@ def _file(client: TestClient, headers: dict[str, str], document: int, folder: in
     assert response.status_code == 200, response.text
 
 
-def test_a_move_re_places_similar_documents_at_once_and_undo_takes_it_back(
+def test_a_move_re_places_documents_posted_since_and_undo_takes_it_back(
     client: TestClient, api: Api, alice: dict[str, Any]
 ) -> None:
+    """After a move, the updated model re-places what the version does not show (a near-copy
+    posted since follows the moved copy at once). A document the version shows stays there
+    until the next recluster, even a near-copy: the updated model's moves of such documents
+    were more often wrong than right, and the recluster put most of them back
+    (docs/placement.md, "Placements that stay")."""
     headers = alice["headers"]
     x, other, twin, moved = _near_copies(client, api, headers)
     tree = _tree(client, headers)
     assert _placement(tree, twin)["folder_id"] == x["folder_id"]  # type: ignore[index]
     _file(client, headers, moved, other)
-    # In the same request's answer cycle, without a recluster: both follow the correction.
+    # In the same request's answer cycle, without a recluster.
     after = _tree(client, headers)
     assert after["version"] == 1 and after["outdated"]
-    for d in (twin, x["document_id"]):
-        p = _placement(after, d)
-        assert p is not None and (p["folder_id"], p["source"]) == (other, "instant"), p
-    # Documents unlike it stay where the version has them.
-    unchanged = [
-        p for p in after["placements"] if p["source"] == "recluster" and p["document_id"] != moved
-    ]
-    assert unchanged
+    p = _placement(after, twin)
+    assert p is not None and (p["folder_id"], p["source"]) == (other, "instant"), p
+    p = _placement(after, x["document_id"])
+    assert p is not None and (p["folder_id"], p["source"]) == (x["folder_id"], "recluster"), p
     # Undo: the correction's effect goes with it.
     move = next(c for c in _critiques(client, headers) if c["kind"] == "move")
     assert client.delete(f"/api/critiques/{move['id']}", headers=headers).status_code == 200
     undone = _tree(client, headers)
-    p = _placement(undone, x["document_id"])
-    assert p is not None and (p["folder_id"], p["source"]) == (x["folder_id"], "recluster")
     assert _placement(undone, twin)["folder_id"] == x["folder_id"]  # type: ignore[index]
 
 
-def test_a_move_re_places_the_others_as_the_recluster_would_keep_them(
-    client: TestClient,
-    api: Api,
-    alice: dict[str, Any],
-    settings: Settings,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The recluster keeps a document nobody critiqued in the folder it showed it in while
-    that folder is within the keep margin of the best one (or the best is not shown at
-    MIN_MOVE_CONFIDENCE); the re-placement after a critique decides by the same rule
-    (``core.suggest_rows(previous=...)``), or the next recluster would put it back. With a
-    margin of 1, a near-copy of a moved document stays where the version has it; one the
-    version never showed (posted since) has no placement to keep and follows the model, as
-    in a recluster."""
-    monkeypatch.setattr(settings.recluster, "keep_margin", 1.0)
-    headers = alice["headers"]
-    x, other, twin, moved = _near_copies(client, api, headers)
-    _file(client, headers, moved, other)
-    after = _tree(client, headers)
-    p = _placement(after, x["document_id"])
-    assert p is not None and (p["folder_id"], p["source"]) == (x["folder_id"], "recluster"), p
-    assert _placement(after, twin)["folder_id"] == other  # type: ignore[index]
-
-
-def test_an_answer_re_places_its_document_at_once(
+def test_an_answer_re_places_its_document_at_once_and_undo_gives_it_back(
     client: TestClient, alice: dict[str, Any]
 ) -> None:
+    """An answer moves its document at once; undone, the document is where the version
+    shows it again (its suggestion goes), though no other critique concerns it."""
     headers = alice["headers"]
     tree = _tree(client, headers)
     x = _placed_by_version(tree)
@@ -340,6 +316,10 @@ def test_an_answer_re_places_its_document_at_once(
     assert response.status_code == 201, response.text
     p = _placement(_tree(client, headers), x["document_id"])
     assert p is not None and (p["folder_id"], p["source"]) == (other, "instant")
+    undo = client.delete(f"/api/critiques/{response.json()['id']}", headers=headers)
+    assert undo.status_code == 200, undo.text
+    p = _placement(_tree(client, headers), x["document_id"])
+    assert p is not None and (p["folder_id"], p["source"]) == (x["folder_id"], "recluster"), p
 
 
 def test_the_suggestion_waits_for_the_ingest_connection_to_go_back_to_the_pool(
