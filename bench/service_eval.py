@@ -159,12 +159,17 @@ def _instant_moves(
     after: dict[str, Any],
     docs: list[int],
     right: Callable[[dict[str, Any], int], bool],
-) -> dict[str, int]:
+) -> dict[str, Any]:
     """Of ``docs``, those ``instant`` shows elsewhere than ``before``: how many, how many
     right there and wrong before, the other way round, and how many ``after`` puts back."""
     b, i, a = _targets(before), _targets(instant), _targets(after)
     moved = [d for d in docs if i.get(d) != b.get(d)]
+    shown = {p["document_id"]: p["confidence"] for p in instant["placements"]}
     return {
+        # JSON only: each as (right before, right then, put back, confidence then).
+        "instant_moves": [
+            (right(before, d), right(instant, d), a.get(d) == b.get(d), shown.get(d)) for d in moved
+        ],
         "instant_moved": len(moved),
         "instant_moved_to_right": sum(right(instant, d) and not right(before, d) for d in moved),
         "instant_moved_to_wrong": sum(right(before, d) and not right(instant, d) for d in moved),
