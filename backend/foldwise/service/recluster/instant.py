@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import replace
 
-from sqlalchemy import Connection, Engine, delete, insert, select, update
+from sqlalchemy import ColumnElement, Connection, Engine, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from foldwise.service.config import Settings
@@ -166,13 +166,7 @@ def _compute(
     would keep it."""
     # Only the user's own, still unfiled documents: the caller's list may be stale.
     ids = sorted(
-        session.scalars(
-            select(Document.id).where(
-                Document.user_id == user_id,
-                Document.id.in_(docs),
-                Document.folder_id.is_(None),
-            )
-        )
+        session.scalars(select(Document.id).where(*_unfiled(user_id), Document.id.in_(docs)))
     )
     if not ids:
         return {}
@@ -310,15 +304,7 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
             select(DocumentSuggestion.document_id).where(DocumentSuggestion.user_id == user_id)
         )
     )
-    newest = sorted(
-        session.scalars(
-            select(Document.id).where(
-                Document.user_id == user_id,
-                Document.folder_id.is_(None),
-                Document.text_status.not_in(WITHOUT_TEXT),
-            )
-        )
-    )[-limit:]
+    newest = sorted(session.scalars(select(Document.id).where(*_unfiled(user_id))))[-limit:]
     # A document the version shows in an existing folder and no critique is about stays
     # there until the next recluster. The updated model's moves of such documents (a
     # passive-aggressive step per move, the fit's calibration) went right -> wrong 28 times
@@ -394,14 +380,19 @@ def unfiled_texts(
     session: Session, user_id: int, ids: Iterable[int] | None = None
 ) -> dict[int, str]:
     """Texts of the user's unfiled documents that have text (all, or those of ``ids``)."""
-    where = [
+    where = _unfiled(user_id)
+    if ids is not None:
+        where.append(Document.id.in_(list(ids)))
+    return dict(language.read_texts(session, *where))
+
+
+def _unfiled(user_id: int) -> list[ColumnElement[bool]]:
+    """Conditions on ``Document`` rows: the user's unfiled documents that have text."""
+    return [
         Document.user_id == user_id,
         Document.folder_id.is_(None),
         Document.text_status.not_in(WITHOUT_TEXT),
     ]
-    if ids is not None:
-        where.append(Document.id.in_(list(ids)))
-    return dict(language.read_texts(session, *where))
 
 
 def clear_cache() -> None:
