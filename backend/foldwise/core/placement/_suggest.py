@@ -36,7 +36,9 @@ class Suggestion:
     Attributes
     ----------
     folder : FolderPath
-        The most probable existing folder (shown there, however uncertain).
+        The most probable existing folder (shown there, however uncertain), or the one a
+        tree showed it in while the recluster would keep it there
+        (``suggest_rows(previous=...)``).
     confidence : float
         Calibrated probability that ``folder`` is right
         (``FolderPlacement.calibrated_confidence`` of the top posterior).
@@ -119,9 +121,10 @@ def suggest_rows(
     ``previous_confidence`` (the calibrated confidence it was shown with there, 0-1), each
     suggestion's ``folder`` is where the recluster would show the row
     (``_kept.kept_folders``): the previous folder while the model's most probable one is
-    within ``keep_margin`` of it or not more likely right than not, and ``confidence`` is
-    that folder's. A re-placement that follows this rule is not undone by the next
-    recluster.
+    within ``keep_margin`` of it, or shown below ``MIN_MOVE_CONFIDENCE`` or below
+    ``previous_confidence``; ``confidence`` is that of the folder shown, and ``runner_up``
+    the strongest other folder. A re-placement that follows this rule is not undone by
+    the next recluster.
     """
     X = sp.csr_matrix(X, dtype=np.float64)
     if len(term_names) != X.shape[1]:

@@ -310,8 +310,8 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
     # passive-aggressive step per move, the fit's calibration) went right -> wrong 51 times
     # and wrong -> right 17 in 36 service runs on six hierarchies, and the next recluster
     # put 83 of 91 back: a flip and a flip back the person sees (docs/placement.md,
-    # "Re-placed at once: only what a critique is about").
-    # A suggestion it kept from an earlier critique, since undone, goes.
+    # "Re-placed at once: only what a critique is about"). Its suggestion from an answer
+    # since undone goes: the version serves it again.
     stays = {d for d in newest if d in shown and shown[d][1] is None and d not in closer}
     clear = sorted(d for d in stays if d in suggested)
     placed = _compute(
