@@ -41,7 +41,7 @@ class Suggestion:
         (``suggest_rows(previous=...)``).
     confidence : float
         Calibrated probability that ``folder`` is right
-        (``FolderPlacement.calibrated_confidence`` of the top posterior).
+        (``FolderPlacement.calibrated_confidence`` of its posterior).
     confident_folder : FolderPath
         The deepest folder the model is confident of (level assignment, 003 eq. 9, gated
         by ``known``); ``()`` is the root.

@@ -320,7 +320,8 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
         unfiled_texts(session, user_id, [d for d in newest if d not in stays]),
         (found[0], model),
         closer,
-        previous_folders(session, user_id),
+        # Only answered documents can have a place to keep among those re-placed.
+        previous_folders(session, user_id, closer),
     )
     changed: dict[int, stored_model.SuggestionOut] = {}
     for d, s in placed.items():

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -463,19 +463,25 @@ def _texts(session: Session, doc_ids: list[int]) -> dict[int, str]:
     return texts
 
 
-def previous_folders(session: Session, user_id: int) -> dict[int, tuple[int, float]]:
+def previous_folders(
+    session: Session, user_id: int, ids: Collection[int] | None = None
+) -> dict[int, tuple[int, float]]:
     """Document id -> the existing folder the user's newest tree version shows it in, and
     the confidence a change of folder is compared with: the one it shows it with, or the
-    earlier one where only being less sure of another folder kept it there."""
+    earlier one where only being less sure of another folder kept it there. All documents,
+    or those of ``ids``."""
     version = latest_version(session=session, user_id=user_id)
     if version is None:
         return {}
+    where = [TreePlacement.version_id == version.id, TreePlacement.folder_id.is_not(None)]
+    if ids is not None:
+        where.append(TreePlacement.document_id.in_(list(ids)))
     rows = session.execute(
         select(
             TreePlacement.document_id,
             TreePlacement.folder_id,
             func.coalesce(TreePlacement.kept_confidence, TreePlacement.confidence),
-        ).where(TreePlacement.version_id == version.id, TreePlacement.folder_id.is_not(None))
+        ).where(*where)
     )
     return {int(d): (int(f), float(c)) for d, f, c in rows if f is not None}
 
