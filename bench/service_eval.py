@@ -24,6 +24,12 @@ violated by the "after" tree; timings. Usage::
 
 The automatic recluster is off (``FOLDWISE_RECLUSTER_AUTO=false``): only the benchmark's
 reclusters run, so every figure belongs to a known tree.
+
+``--late SHARE`` posts that share of the new documents (the last of the shuffled order)
+after the first recluster and the questions, before the moves: what a person sees of a
+document that arrives while a tree is served. ``late_*`` figures, over those of existing
+folders: right at ingest (the fitted model), after the moves (the re-placement with the
+model they update), after the next recluster, and the SVM's on the same documents.
 """
 
 from __future__ import annotations
@@ -94,12 +100,22 @@ def post_new(
     server: Server, corpus: Corpus, split: ServiceSplit, rng: random.Random
 ) -> dict[int, int]:
     """Post the split's new documents one by one in an order shuffled by ``rng``; new
-    document id -> corpus index, in posting order. A text filed already is left out: the
-    service has nothing new to place."""
+    document id -> corpus index, in posting order."""
+    return post_texts(server, corpus, posting_order(split, rng))
+
+
+def posting_order(split: ServiceSplit, rng: random.Random) -> list[int]:
+    """The split's new documents (corpus indices) in the order they are posted."""
     order = list(split.new)
     rng.shuffle(order)
+    return order
+
+
+def post_texts(server: Server, corpus: Corpus, indices: list[int]) -> dict[int, int]:
+    """Post the documents ``indices`` one by one; new document id -> corpus index, leaving
+    out texts the service already has (``duplicate``)."""
     text_of: dict[int, int] = {}
-    for i in order:
+    for i in indices:
         body = {"title": Path(corpus.paths[i]).name, "text": corpus.texts[i]}
         posted = server.call("POST", "/api/documents", json=body).json()
         if not posted["duplicate"]:
@@ -174,6 +190,61 @@ def _instant_moves(
         "instant_moved_to_right": sum(right(instant, d) and not right(before, d) for d in moved),
         "instant_moved_to_wrong": sum(right(before, d) and not right(instant, d) for d in moved),
         "instant_put_back": sum(a.get(d) == b.get(d) for d in moved),
+    }
+
+
+def _late_figures(
+    corpus: Corpus,
+    split: ServiceSplit,
+    late_of: dict[int, int],
+    trees: tuple[dict[str, Any], dict[str, Any], dict[str, Any]],
+    folder_id: dict[FolderPath, int],
+    moved: list[int],
+    text_of: dict[int, int],
+) -> dict[str, Any]:
+    """Figures of the documents posted after the first recluster (``--late``, ids ->
+    corpus indices in ``late_of``), over those of existing folders: right at ingest (the
+    fitted model), after the moves (the model they update), after the next recluster, and
+    the SVM's on the same documents (trained on the filed ones, and with the moved ones);
+    calibration at >= .9 at ingest and after the moves; what the moves' update changed."""
+    ingest, instant, after = trees
+    known = [d for d, i in late_of.items() if not split.is_hidden(tuple(corpus.folders[i]))]
+
+    def right(tree: dict[str, Any], d: int) -> bool:
+        return _targets(tree).get(d) == folder_id.get(tuple(corpus.folders[late_of[d]]))
+
+    def sure(tree: dict[str, Any]) -> list[bool]:
+        shown = {
+            p["document_id"]
+            for p in tree["placements"]
+            if isinstance(p["folder_id"], int) and p["confidence"] >= 0.9
+        }
+        return [right(tree, d) for d in known if d in shown]
+
+    filed = list(split.filed)
+    queries = [corpus.texts[late_of[d]] for d in known]
+    truths = ["/".join(corpus.folders[late_of[d]]) for d in known]
+    labels = ["/".join(corpus.folders[i]) for i in filed]
+    svm = _svm_predict([corpus.texts[i] for i in filed], labels, queries)
+    retrained = _svm_predict(
+        [corpus.texts[i] for i in filed] + [corpus.texts[text_of[d]] for d in moved],
+        labels + ["/".join(corpus.folders[text_of[d]]) for d in moved],
+        queries,
+    )
+    updated = _instant_moves(ingest, instant, after, known, right)
+    return {
+        "late_new": len(late_of),
+        "late_known": len(known),
+        "late_ingest_exact": share([right(ingest, d) for d in known]),
+        "late_instant_exact": share([right(instant, d) for d in known]),
+        "late_after_exact": share([right(after, d) for d in known]),
+        "late_svm_exact": share([p == t for p, t in zip(svm, truths, strict=True)]),
+        "late_svm_retrained_exact": share([p == t for p, t in zip(retrained, truths, strict=True)]),
+        "late_ingest_calibration_n": len(sure(ingest)),
+        "late_ingest_calibration": share(sure(ingest)),
+        "late_instant_calibration_n": len(sure(instant)),
+        "late_instant_calibration": share(sure(instant)),
+        **{f"late_{k}": v for k, v in updated.items()},
     }
 
 
@@ -264,7 +335,10 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             folder_path = {f["id"]: tuple(f["path"].split("/")) for f in folders}
             folder_id = {p: i for i, p in folder_path.items()}
             t0 = time.perf_counter()
-            text_of = post_new(server, corpus, split, rng)  # new document id -> corpus index
+            order = posting_order(split, rng)
+            n_late = round(args.late * len(order))
+            # new document id -> corpus index
+            text_of = post_texts(server, corpus, order[: len(order) - n_late])
             timings["post_new"] = time.perf_counter() - t0
             # new document id -> its true folder
             truth: dict[int, FolderPath] = {d: tuple(corpus.folders[i]) for d, i in text_of.items()}
@@ -322,6 +396,10 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
                     continue
                 answered.append((a, folder_path[b["folder_id"]], folder_path[c["folder_id"]]))
             answered_ids = {a for a, _, _ in answered}
+            # Posted after the recluster (``--late``): shown at ingest by the fitted model,
+            # then re-placed by the model the moves update, then by the next recluster.
+            late_of = post_texts(server, corpus, order[len(order) - n_late :])
+            ingest = server.call("GET", "/api/tree/extended").json() if late_of else None
             misplaced = sorted(d for d in known if not right(before, d) and d not in answered_ids)
             moved = rng.sample(misplaced, min(args.moves, len(misplaced)))
             for d in moved:
@@ -378,6 +456,13 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
 
     def svm_right(pred: dict[int, str], d: int) -> bool:
         return pred[d] == "/".join(truth[d])
+
+    if late_of and ingest is not None:
+        out.update(
+            _late_figures(
+                corpus, split, late_of, (ingest, instant, after), folder_id, moved, text_of
+            )
+        )
 
     # Documents shown in an existing folder at confidence >= .9: right or not.
     shown_sure = {
@@ -499,6 +584,22 @@ SUMMARY = [
 ]
 
 
+#: Printed per run under ``--late``.
+LATE_SUMMARY = [
+    "late_known",
+    "late_ingest_exact",
+    "late_instant_exact",
+    "late_after_exact",
+    "late_svm_exact",
+    "late_svm_retrained_exact",
+    "late_ingest_calibration",
+    "late_instant_calibration",
+    "late_instant_moved",
+    "late_instant_moved_to_right",
+    "late_instant_moved_to_wrong",
+]
+
+
 def summarize(runs: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
     """Median of each summary figure per setting."""
     table: dict[str, dict[str, float | None]] = {}
@@ -522,6 +623,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = split_arguments(__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=20)
     parser.add_argument("--moves", type=int, default=10)
+    parser.add_argument(
+        "--late",
+        type=float,
+        default=0.0,
+        help="share of the new documents posted after the first recluster, between the "
+        "questions and the moves (late_* figures; default 0)",
+    )
     parser.add_argument("--method", default="biihac")
     parser.add_argument("--r-max", type=int, default=None, help="biHAC runs (server default)")
     parser.add_argument("--json", type=Path, help="write every run and the medians here")
@@ -540,6 +648,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.questions < 0 or args.moves < 0:
         print("service_eval: --questions and --moves must be >= 0", file=sys.stderr)
+        return 2
+    if not 0.0 <= args.late < 1.0:
+        print("service_eval: --late must be at least 0 and below 1", file=sys.stderr)
         return 2
     if any("=" not in e or not e.startswith("FOLDWISE_") for e in args.env):
         print("service_eval: --env takes FOLDWISE_NAME=VALUE", file=sys.stderr)
@@ -562,6 +673,8 @@ def main(argv: list[str] | None = None) -> int:
             result = run(corpus, setting, seed, args)
             runs.append(result)
             print(result_line(result, ["setting", "seed", *SUMMARY]), flush=True)
+            if "late_known" in result:
+                print("  " + result_line(result, LATE_SUMMARY), flush=True)
     table = summarize(runs)
     print("\nmedians per setting")
     for setting, row in table.items():

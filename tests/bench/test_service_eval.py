@@ -127,6 +127,7 @@ def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
             "--questions", "3",
             "--moves", "2",
             "--r-max", "3",
+            "--late", "0.25",
             "--json", str(out),
         ],
         capture_output=True,
@@ -137,10 +138,15 @@ def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
     result = json.loads(out.read_text())
     (run,) = result["runs"]
     # 6 folders x 10 documents: a hidden subtree of 2 or 3 folders, 4 of 10 held back elsewhere.
-    hidden_folders = run["hidden_new"] // 10
-    assert hidden_folders in (2, 3) and run["hidden_new"] == 10 * hidden_folders
+    hidden_folders = {"home": 3, "work": 3, "home/recipes": 2}[run["hidden"]]
+    late_hidden = run["late_new"] - run["late_known"]
+    assert run["hidden_new"] + late_hidden == 10 * hidden_folders
     assert run["filed"] == 6 * (6 - hidden_folders)
-    assert run["new"] == 4 * (6 - hidden_folders) + run["hidden_new"]
+    # A quarter of the new documents is posted after the first recluster (``--late``).
+    all_new = 4 * (6 - hidden_folders) + 10 * hidden_folders
+    assert run["late_new"] == round(0.25 * all_new)
+    assert run["new"] + run["late_new"] == all_new
+    assert 0 < run["late_known"] <= run["late_new"]
     for key in ("served_exact", "svm_exact", "misplaced_before", "misplaced_after", "churn"):
         assert 0.0 <= run[key] <= 1.0, key
     assert 0.0 <= run["proposal_f"] <= 1.0 and run["moves"] <= 2
@@ -171,6 +177,14 @@ def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
     moved_then = run["instant_moved"]
     assert run["instant_moved_to_right"] + run["instant_moved_to_wrong"] <= moved_then
     assert 0 <= run["instant_put_back"] <= moved_then
+    # The late documents: the re-placement after the moves changed right and wrong
+    # only where it moved one, so the listed moves account for the change of exact.
+    for key in ("late_ingest_exact", "late_instant_exact", "late_after_exact", "late_svm_exact"):
+        assert 0.0 <= run[key] <= 1.0, key
+    net = run["late_instant_moved_to_right"] - run["late_instant_moved_to_wrong"]
+    change = (run["late_instant_exact"] - run["late_ingest_exact"]) * run["late_known"]
+    assert round(change) == net
+    assert len(run["late_instant_moves"]) == run["late_instant_moved"]
     placed = run["hidden_placed"]
     assert placed["proposal"] + placed["existing"] + placed["top"] == run["hidden_new"]
     assert len(placed["existing_folders"]) == placed["existing"]
@@ -205,3 +219,13 @@ def test_service_eval_refuses_a_server_source_without_the_package(tmp_path):
     )
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0 and "no foldwise package" in done.stderr
+
+
+@pytest.mark.parametrize("late", ["1", "-0.1"])
+def test_service_eval_refuses_a_late_share_out_of_range(tmp_path, late):
+    corpus = _corpus(tmp_path / "c")
+    done = subprocess.run(
+        [sys.executable, str(BENCH), str(corpus), "--late", late], capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "--late" in done.stderr
