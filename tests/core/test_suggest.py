@@ -15,7 +15,6 @@ from foldwise.core import (
     restrict_closer,
     suggest,
     suggest_rows,
-    update_placement,
 )
 from foldwise.core._arrays import (
     from_npz,
@@ -215,28 +214,6 @@ def test_suggest_rows_checks_its_term_names():
     with pytest.raises(ValueError, match="term_names"):
         suggest_rows(model, X, ["a"])
     assert suggest_rows(model, sp.csr_matrix((0, X.shape[1])), list(features.vocabulary_)) == []
-
-
-def test_a_correction_updates_the_model_without_a_refit():
-    features, model, texts, _truth = _fitted()
-    doc = "rent landlord steuer finanzamt apartment"
-    before = suggest(features, model, [doc])[0].folder
-    target = next(f for f in model.folders_ if f != before)
-    X = features.transform([doc])
-    updated = update_placement(model, X, [target])
-    assert suggest(features, updated, [doc])[0].folder == target
-    # The model itself is unchanged, and documents unlike the corrected one stay put.
-    assert suggest(features, model, [doc])[0].folder == before
-    rows = features.transform(texts)
-    same = (model.predict_proba(rows).argmax(1) == updated.predict_proba(rows).argmax(1)).mean()
-    assert same >= 0.8  # 36 documents of 3 folders: a mixed document moves a few with it
-    # Already right with a margin: nothing to learn; unknown folders are skipped.
-    again = update_placement(updated, X, [target])
-    np.testing.assert_array_equal(again.coef_, updated.coef_)
-    skipped = update_placement(model, X, [("no", "such")])
-    np.testing.assert_array_equal(skipped.coef_, model.coef_)
-    with pytest.raises(ValueError, match="folders"):
-        update_placement(model, X, [])
 
 
 def test_an_answer_restricts_the_folders_of_its_document():

@@ -96,7 +96,6 @@ from foldwise.core.placement import (
     same_proposal,
     suggest,
     suggest_rows,
-    update_placement,
 )
 from foldwise.core.probabilistic import (
     ClassHierarchy,
@@ -196,5 +195,4 @@ __all__ = [
     "suggest_rows",
     "text_features",
     "triples_kept",
-    "update_placement",
 ]

@@ -34,7 +34,6 @@ from foldwise.core.placement._suggest import (
     restrict_closer,
     suggest,
     suggest_rows,
-    update_placement,
 )
 
 __all__ = [
@@ -60,5 +59,4 @@ __all__ = [
     "same_proposal",
     "suggest",
     "suggest_rows",
-    "update_placement",
 ]

@@ -236,21 +236,24 @@ def _store(
 
 
 def replace_after_critique(session: Session, user_id: int, limit: int = 5000) -> int:
-    """Re-place the user's unfiled documents with the cached model updated by the critiques
-    made since it was fitted; the number of suggestions stored.
+    """Re-place the user's unfiled documents that answers made since the model was fitted
+    concern, and those posted since; the number of suggestions stored.
 
-    Moves in force teach the model (``stored_model.update_model``: a passive-aggressive
-    step each, no refit); answers "a is closer to b than to c" restrict ``a``'s folders.
-    Re-placed are the documents the version does not show (posted since) and those an
-    answer is about; the others stay where the version shows them until the next
-    recluster, which learns the critiques with calibrated confidences. Only documents whose
-    folder changes get a new suggestion (it outranks the version's placement: its critique
-    counter is newer). An answered document moves as the recluster would move it
-    (``core.suggest_rows`` with the version's folders and confidences): where the answer
-    rules its folder out, or to a folder at least ``keep_margin`` more probable and shown
-    at ``core.MIN_MOVE_CONFIDENCE`` or more. Documents in a proposal keep it. A critique
-    undone drops out of the update, so its effect goes with it. The full recluster follows
-    as before (debounced).
+    Answers "a is closer to b than to c" restrict ``a``'s folders. The model is the fitted
+    one: moves are learned by the next recluster (debounced), with calibrated confidences,
+    not here. A passive-aggressive step per move, learned here before, moved documents
+    posted since right -> wrong 105 times and wrong -> right 46 in 36 service runs on six
+    hierarchies, and those the version shows 51 and 17 times (docs/placement.md,
+    "Re-placed at once: only what a critique is about"). Re-placed are the documents the
+    version does not show (posted since: a newer model than their ingest's, or an answer
+    about them) and those an answer is about; the others stay where the version shows
+    them. Only documents whose folder changes get a new suggestion (it outranks the
+    version's placement: its critique counter is newer). An answered document moves as the
+    recluster would move it (``core.suggest_rows`` with the version's folders and
+    confidences): where the answer rules its folder out, or to a folder at least
+    ``keep_margin`` more probable and shown at ``core.MIN_MOVE_CONFIDENCE`` or more.
+    Documents in a proposal keep it. A critique undone drops out, so its effect goes with
+    it.
     """
     found = latest_model(session, user_id)
     if found is None:
@@ -258,14 +261,12 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
     version = session.get(TreeVersion, found[0])
     if version is None:
         return 0
-    critiques = session.execute(
-        select(Critique.kind, Critique.document_id, Critique.folder_id, Critique.a, Critique.b,
-               Critique.c)
-        .where(
+    answers = session.execute(
+        select(Critique.a, Critique.b, Critique.c).where(
             Critique.user_id == user_id,
             Critique.undone_at.is_(None),
             Critique.tree_version >= version.number,  # not seen by the model's recluster
-            Critique.kind.in_(("move", "closer")),
+            Critique.kind == "closer",
         )
         .order_by(Critique.id)
     ).all()  # fmt: skip
@@ -274,23 +275,13 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
             select(Document.id, Document.folder_id).where(Document.user_id == user_id)
         ).all()
     )
-    moved = {
-        int(d): int(f)
-        for kind, d, f, *_ in critiques
-        if kind == "move" and d is not None and f is not None and folder_of.get(d) == f
-    }
     closer: dict[int, list[tuple[int, int]]] = {}
-    for kind, _, _, a, b, c in critiques:
-        if kind != "closer" or a is None or b is None or c is None:
+    for a, b, c in answers:
+        if a is None or b is None or c is None:
             continue
         fb, fc = folder_of.get(b), folder_of.get(c)
         if a in folder_of and fb is not None and fc is not None:
             closer.setdefault(int(a), []).append((int(fb), int(fc)))
-    model = found[1]
-    if moved:
-        texts = dict(language.read_texts(session, Document.id.in_(moved)))
-        examples = [(texts[d], f) for d, f in sorted(moved.items()) if d in texts]
-        model = stored_model.update_model(model, examples)
     shown = {
         pl.document_id: (pl.folder_id, pl.proposal_key)
         for pl in session.scalars(
@@ -305,20 +296,16 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
         )
     )
     newest = sorted(session.scalars(select(Document.id).where(*_unfiled(user_id))))[-limit:]
-    # A document the version shows in an existing folder and no critique is about stays
-    # there until the next recluster. The updated model's moves of such documents (a
-    # passive-aggressive step per move, the fit's calibration) went right -> wrong 51 times
-    # and wrong -> right 17 in 36 service runs on six hierarchies, and the next recluster
-    # put 83 of 91 back: a flip and a flip back the person sees (docs/placement.md,
-    # "Re-placed at once: only what a critique is about"). Its suggestion from an answer
-    # since undone goes: the version serves it again.
+    # A document the version shows in an existing folder and no answer is about stays
+    # there until the next recluster; its suggestion from an answer since undone goes: the
+    # version serves it again.
     stays = {d for d in newest if d in shown and shown[d][1] is None and d not in closer}
     clear = sorted(d for d in stays if d in suggested)
     placed = _compute(
         session,
         user_id,
         unfiled_texts(session, user_id, [d for d in newest if d not in stays]),
-        (found[0], model),
+        found,
         closer,
         # Only answered documents can have a place to keep among those re-placed.
         previous_folders(session, user_id, closer),

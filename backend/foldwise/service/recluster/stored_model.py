@@ -4,8 +4,8 @@ requests that use it (docs/recluster.md, "Instant suggestions", "Kept cross-vali
 :func:`pack_model` turns the fitted features and models into one ``.npz`` of plain arrays
 (no pickle), which ``jobs/store.py`` stores with the version; :func:`load_model` reads it
 back for instant suggestions (``instant.py``), :func:`load_cv` only its cross-validated
-quantities for the next recluster (``recluster_input.load_inputs``). :func:`suggest` and
-:func:`update_model` apply a loaded model, over folder ids. Part of the seam to the core
+quantities for the next recluster (``recluster_input.load_inputs``). :func:`suggest`
+applies a loaded model, over folder ids. Part of the seam to the core
 with ``core_adapter.py``, below it.
 """
 
@@ -93,8 +93,8 @@ class StoredModel:
     features: core.TextFeatures
     placement: core.FolderPlacement
     training: TrainingRecord | None = None
-    #: Rows of the texts it placed, under ``features``: shared by the models updated from
-    #: this one, which keep its features (``update_model``).
+    #: Rows of the texts it placed, under ``features``, kept for the suggestions it makes
+    #: again after a critique (``instant.replace_after_critique``).
     rows: FeatureRows = field(default_factory=FeatureRows, compare=False, repr=False)
 
 
@@ -198,18 +198,6 @@ def folder_id_of(path: tuple[str, ...] | None) -> int | None:
 def _model_path(model: StoredModel, folder_id: int) -> tuple[str, ...] | None:
     """The model's path of folder ``folder_id`` (paths end in folder ids), if it has one."""
     return next((p for p in model.placement.folders_ if p and p[-1] == str(folder_id)), None)
-
-
-def update_model(model: StoredModel, examples: list[tuple[str, int]]) -> StoredModel:
-    """``model`` updated with ``examples`` (text, folder id) the person filed since it was
-    fitted (``core.update_placement``); examples in folders it does not know are skipped."""
-    known = [(t, _model_path(model, f)) for t, f in examples]
-    kept = [(t, p) for t, p in known if p is not None]
-    if not kept:
-        return model
-    X = model.rows.transform(model.features, [t for t, _ in kept])
-    placement = core.update_placement(model.placement, X, [p for _, p in kept])
-    return replace(model, placement=placement)
 
 
 def suggest(
