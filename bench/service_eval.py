@@ -232,7 +232,33 @@ def _late_figures(
         queries,
     )
     updated = _instant_moves(ingest, instant, after, known, right)
+    names = {v: "/".join(k) for k, v in folder_id.items()}
+
+    def places(tree: dict[str, Any]) -> dict[int, tuple[str | None, float | None]]:
+        return {
+            p["document_id"]: (
+                names.get(p["folder_id"])
+                if isinstance(p["folder_id"], int)
+                else f"proposal:{p['folder_id']}",
+                p.get("confidence"),
+            )
+            for p in tree["placements"]
+        }
+
+    at_ingest, at_after = places(ingest), places(after)
+
     return {
+        # JSON only: each late document of an existing folder, where ingest and the next
+        # recluster show it and with which confidence.
+        "late_placed": [
+            {
+                "path": corpus.paths[late_of[d]],
+                "truth": "/".join(corpus.folders[late_of[d]]),
+                "ingest": at_ingest.get(d, (None, None)),
+                "after": at_after.get(d, (None, None)),
+            }
+            for d in known
+        ],
         "late_new": len(late_of),
         "late_known": len(known),
         "late_ingest_exact": share([right(ingest, d) for d in known]),

@@ -185,6 +185,10 @@ def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
     change = (run["late_instant_exact"] - run["late_ingest_exact"]) * run["late_known"]
     assert round(change) == net
     assert len(run["late_instant_moves"]) == run["late_instant_moved"]
+    listed = run["late_placed"]
+    assert len(listed) == run["late_known"]
+    right_then = sum(x["ingest"][0] == x["truth"] for x in listed)
+    assert right_then == round(run["late_ingest_exact"] * run["late_known"])
     placed = run["hidden_placed"]
     assert placed["proposal"] + placed["existing"] + placed["top"] == run["hidden_new"]
     assert len(placed["existing_folders"]) == placed["existing"]
