@@ -420,7 +420,7 @@ def test_critiques_re_place_from_kept_rows_the_same_as_from_the_texts(
     assert response.status_code == 200, response.text
 
     model, texts = _model_and_texts(rt, alice["user_id"], unfiled)
-    # The move re-placed every unfiled document: their rows are kept for the next critique.
+    # The recluster's rows of the unfiled documents are kept for the critiques' re-placement.
     assert len(model.rows) >= len(unfiled) - 1
     kept = len(model.rows)
     from_kept = stored_model.suggest(model, texts)

@@ -236,24 +236,24 @@ def _store(
 
 
 def replace_after_critique(session: Session, user_id: int, limit: int = 5000) -> int:
-    """Re-place the user's unfiled documents that answers made since the model was fitted
-    concern, and those posted since; the number of suggestions stored.
+    """Re-place with the version's fitted model the user's unfiled documents that answers
+    made since are about, and those posted since; the number of suggestions stored.
 
-    Answers "a is closer to b than to c" restrict ``a``'s folders. The model is the fitted
-    one: moves are learned by the next recluster (debounced), with calibrated confidences,
-    not here. A passive-aggressive step per move, learned here before, moved documents
-    posted since right -> wrong 105 times and wrong -> right 46 in 36 service runs on six
-    hierarchies, and those the version shows 51 and 17 times (docs/placement.md,
-    "Re-placed at once: only what a critique is about"). Re-placed are the documents the
-    version does not show (posted since: a newer model than their ingest's, or an answer
-    about them) and those an answer is about; the others stay where the version shows
-    them. Only documents whose folder changes get a new suggestion (it outranks the
-    version's placement: its critique counter is newer). An answered document moves as the
-    recluster would move it (``core.suggest_rows`` with the version's folders and
-    confidences): where the answer rules its folder out, or to a folder at least
-    ``keep_margin`` more probable and shown at ``core.MIN_MOVE_CONFIDENCE`` or more.
-    Documents in a proposal keep it. A critique undone drops out, so its effect goes with
-    it.
+    Answers "a is closer to b than to c" restrict ``a``'s folders. Moves are learned by the
+    next recluster (debounced), which refits and recalibrates, not here: a
+    passive-aggressive step per move, learned here before, moved documents posted since
+    right -> wrong 105 times and wrong -> right 46 in 36 service runs on six hierarchies,
+    and those the version shows 51 and 17 times (docs/placement.md, "Documents posted
+    while a tree is served" and "Re-placed at once: only what a critique is about").
+    Documents posted since are re-placed too: an answer undone must give back the ingest's
+    suggestion, and without an answer the same model makes the same one again. The others
+    stay where the version shows them. Only documents whose folder changes get a new
+    suggestion (it outranks the version's placement: its critique counter is newer). An
+    answered document moves as the recluster would move it (``core.suggest_rows`` with the
+    version's folders and confidences): where the answer rules its folder out, or to a
+    folder at least ``keep_margin`` more probable and shown at ``core.MIN_MOVE_CONFIDENCE``
+    or more. Documents in a proposal keep it. An answer
+    undone drops out, so its effect goes with it.
     """
     found = latest_model(session, user_id)
     if found is None:
@@ -262,14 +262,15 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
     if version is None:
         return 0
     answers = session.execute(
-        select(Critique.a, Critique.b, Critique.c).where(
+        select(Critique.a, Critique.b, Critique.c)
+        .where(
             Critique.user_id == user_id,
             Critique.undone_at.is_(None),
             Critique.tree_version >= version.number,  # not seen by the model's recluster
             Critique.kind == "closer",
         )
         .order_by(Critique.id)
-    ).all()  # fmt: skip
+    ).all()
     folder_of = dict(
         session.execute(
             select(Document.id, Document.folder_id).where(Document.user_id == user_id)
