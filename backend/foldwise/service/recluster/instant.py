@@ -252,8 +252,8 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
     answered document moves as the recluster would move it (``core.suggest_rows`` with the
     version's folders and confidences): where the answer rules its folder out, or to a
     folder at least ``keep_margin`` more probable and shown at ``core.MIN_MOVE_CONFIDENCE``
-    or more. Documents in a proposal keep it. An answer
-    undone drops out, so its effect goes with it.
+    or more. Documents in a proposal keep it. An answer undone drops out, so its effect goes
+    with it.
     """
     found = latest_model(session, user_id)
     if found is None:
