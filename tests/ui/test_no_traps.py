@@ -114,3 +114,29 @@ def test_undo_after_adding_documents(page: Page, user: str) -> None:
     expect(page.locator("#tree-summary")).to_contain_text("3 documents")
     page.fill("#search", "moon")
     expect(page.locator("#search-empty")).to_be_visible()
+
+
+def test_a_reload_keeps_the_keyboard_focus_and_a_name_being_typed(page: Page, user: str) -> None:
+    """The tree reloads whenever a recluster ends. It must not drop a keyboard user out of
+    the tree, nor the name someone is typing for a proposal (the reload waits for it)."""
+    login(page, user)
+    import_corpus(page)
+    upload(page, [(f"garden-{i}.txt", topic_text("gardening", i)) for i in range(6)])
+    wait_for_tree_version(page, 1)
+    second = page.locator("#tree > [role=treeitem]").nth(1)
+    second.focus()
+    key = second.get_attribute("data-key")
+    page.evaluate("window.foldwise.loadTree()")
+    expect(page.locator("#tree .node:focus")).to_have_attribute("data-key", key or "")
+    page.keyboard.press("ArrowDown")  # the keys still move through the tree
+    expect(page.locator("#tree .node:focus")).not_to_have_attribute("data-key", key or "")
+
+    proposal = page.locator("#tree .folder.proposed").first
+    proposal.locator(".row").first.hover()
+    proposal.locator(".act-rename").click()
+    page.fill("#tree .rename-input", "Gard")
+    page.evaluate("window.foldwise.loadTree()")
+    page.type("#tree .rename-input", "en")
+    expect(page.locator("#tree .rename-input")).to_have_value("Garden")
+    page.press("#tree .rename-input", "Enter")
+    expect(folder(page, "Garden")).to_have_count(1)

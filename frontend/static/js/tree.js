@@ -123,6 +123,9 @@ export async function loadTree() {
   state.tree = buildTree(base, ext);
   state.version = state.tree.version;
   revealNewProposals();
+  // A name being typed (a recluster ended meanwhile) is not thrown away: the rename's end
+  // draws this tree (critiques.js, startRename).
+  if ($("#tree .rename-input")) return state.tree;
   const built = performance.now();
   renderTree();
   void $("#tree").offsetHeight; // include layout in the figure
@@ -223,6 +226,11 @@ export function docHtml(d, depth, out) {
 export function renderTree() {
   const tree = $("#tree");
   const scroll = tree.scrollTop;
+  // Redrawing replaces every node: the one with the keyboard focus gets it back, or a
+  // reload after a recluster would drop a keyboard user out of the tree.
+  const active = document.activeElement;
+  const focused = active && tree.contains(active) ? nodeOf(active) : null;
+  const focusedKey = focused ? focused.dataset.key : null;
   const t = state.tree;
   // A tree must hold tree items: while there are none it is a plain region with a sentence.
   tree.setAttribute("role", t.roots.length ? "tree" : "region");
@@ -248,8 +256,12 @@ export function renderTree() {
   recluster.disabled = t.docs.size === 0;
   recluster.title = t.docs.size ? "Recompute placements and proposals now"
     : "Add documents first: there is nothing to sort yet";
+  const again = focusedKey && tree.querySelector(`[data-key="${CSS.escape(focusedKey)}"]`);
   const sel = state.selected && tree.querySelector(`[data-key="${CSS.escape(state.selected)}"]`);
-  if (sel) sel.tabIndex = 0;
+  if (again) {
+    again.tabIndex = 0;
+    again.focus({ preventScroll: true });
+  } else if (sel) sel.tabIndex = 0;
   else if (tree.firstElementChild && tree.firstElementChild.dataset) tree.firstElementChild.tabIndex = 0;
   saveView();
 }
