@@ -28,8 +28,8 @@ reclusters run, so every figure belongs to a known tree.
 ``--late SHARE`` posts that share of the new documents (the last of the shuffled order)
 after the first recluster and the questions, before the moves: what a person sees of a
 document that arrives while a tree is served. ``late_*`` figures, over those of existing
-folders: right at ingest (the fitted model), after the moves (the re-placement with the
-model they update), after the next recluster, and the SVM's on the same documents.
+folders: right at ingest (the fitted model), after the moves (the re-placement after a
+critique), after the next recluster, and the SVM's on the same documents.
 """
 
 from __future__ import annotations
@@ -127,6 +127,35 @@ def _targets(tree: dict[str, Any]) -> dict[int, int | str | None]:
     return {p["document_id"]: p["folder_id"] for p in tree["placements"]}
 
 
+def _places(
+    tree: dict[str, Any], folder_path: dict[int, FolderPath]
+) -> dict[int, tuple[str | None, float | None]]:
+    """Document id -> where ``tree`` shows it (a folder path, ``proposal:<name>`` or None)
+    and the confidence it shows it with."""
+    names = {f["id"]: f["name"] for f in tree["folders"] if f["kind"] == "proposed"}
+    out: dict[int, tuple[str | None, float | None]] = {}
+    for p in tree["placements"]:
+        target = p["folder_id"]
+        label = (
+            f"proposal:{names.get(target)}"
+            if isinstance(target, str)
+            else "/".join(folder_path[target])
+            if isinstance(target, int) and target in folder_path
+            else None
+        )
+        out[p["document_id"]] = (label, p.get("confidence"))
+    return out
+
+
+def _shown_sure(tree: dict[str, Any]) -> set[int]:
+    """Documents ``tree`` shows in an existing folder at confidence .9 or more."""
+    return {
+        p["document_id"]
+        for p in tree["placements"]
+        if isinstance(p["folder_id"], int) and p["confidence"] >= 0.9
+    }
+
+
 def _changed_by_feedback(
     before: dict[str, Any],
     after: dict[str, Any],
@@ -135,24 +164,8 @@ def _changed_by_feedback(
     folder_path: dict[int, FolderPath],
 ) -> list[tuple[int, dict[str, Any]]]:
     """Each of ``docs`` whose place differs after feedback, with its true folder and where it
-    was and is (a folder path, ``proposal:<name>`` or None) with the confidence shown."""
-
-    def where(tree: dict[str, Any]) -> dict[int, tuple[str | None, float | None]]:
-        names = {f["id"]: f["name"] for f in tree["folders"] if f["kind"] == "proposed"}
-        out: dict[int, tuple[str | None, float | None]] = {}
-        for p in tree["placements"]:
-            target = p["folder_id"]
-            label = (
-                f"proposal:{names.get(target)}"
-                if isinstance(target, str)
-                else "/".join(folder_path[target])
-                if isinstance(target, int) and target in folder_path
-                else None
-            )
-            out[p["document_id"]] = (label, p.get("confidence"))
-        return out
-
-    was, now = where(before), where(after)
+    was and is (:func:`_places`) with the confidence shown."""
+    was, now = _places(before, folder_path), _places(after, folder_path)
     changes = []
     for d in docs:
         place, confidence = was.get(d, (None, None))
@@ -203,22 +216,20 @@ def _late_figures(
     text_of: dict[int, int],
 ) -> dict[str, Any]:
     """Figures of the documents posted after the first recluster (``--late``, ids ->
-    corpus indices in ``late_of``), over those of existing folders: right at ingest (the
-    fitted model), after the moves (the model they update), after the next recluster, and
-    the SVM's on the same documents (trained on the filed ones, and with the moved ones);
-    calibration at >= .9 at ingest and after the moves; what the moves' update changed."""
+    corpus indices in ``late_of``), over those of existing folders: right at ingest, after
+    the moves (the re-placement after the critiques), after the next recluster, and the
+    SVM's on the same documents (trained on the filed ones, and with the moved ones);
+    calibration at >= .9 at ingest and after the moves; what the re-placement changed."""
     ingest, instant, after = trees
     known = [d for d, i in late_of.items() if not split.is_hidden(tuple(corpus.folders[i]))]
+    want = {d: folder_id.get(tuple(corpus.folders[late_of[d]])) for d in known}
+    targets = {id(tree): _targets(tree) for tree in trees}
 
     def right(tree: dict[str, Any], d: int) -> bool:
-        return _targets(tree).get(d) == folder_id.get(tuple(corpus.folders[late_of[d]]))
+        return targets[id(tree)].get(d) == want[d]
 
     def sure(tree: dict[str, Any]) -> list[bool]:
-        shown = {
-            p["document_id"]
-            for p in tree["placements"]
-            if isinstance(p["folder_id"], int) and p["confidence"] >= 0.9
-        }
+        shown = _shown_sure(tree)
         return [right(tree, d) for d in known if d in shown]
 
     filed = list(split.filed)
@@ -232,20 +243,8 @@ def _late_figures(
         queries,
     )
     updated = _instant_moves(ingest, instant, after, known, right)
-    names = {v: "/".join(k) for k, v in folder_id.items()}
-
-    def places(tree: dict[str, Any]) -> dict[int, tuple[str | None, float | None]]:
-        return {
-            p["document_id"]: (
-                names.get(p["folder_id"])
-                if isinstance(p["folder_id"], int)
-                else f"proposal:{p['folder_id']}",
-                p.get("confidence"),
-            )
-            for p in tree["placements"]
-        }
-
-    at_ingest, at_after = places(ingest), places(after)
+    folder_path = {i: path for path, i in folder_id.items()}
+    at_ingest, at_after = _places(ingest, folder_path), _places(after, folder_path)
 
     return {
         # JSON only: each late document of an existing folder, where ingest and the next
@@ -423,7 +422,7 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
                 answered.append((a, folder_path[b["folder_id"]], folder_path[c["folder_id"]]))
             answered_ids = {a for a, _, _ in answered}
             # Posted after the recluster (``--late``): shown at ingest by the fitted model,
-            # then re-placed by the model the moves update, then by the next recluster.
+            # then after the moves' re-placement, then by the next recluster.
             late_of = post_texts(server, corpus, order[len(order) - n_late :])
             ingest = server.call("GET", "/api/tree/extended").json() if late_of else None
             misplaced = sorted(d for d in known if not right(before, d) and d not in answered_ids)
@@ -483,7 +482,7 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
     def svm_right(pred: dict[int, str], d: int) -> bool:
         return pred[d] == "/".join(truth[d])
 
-    if late_of and ingest is not None:
+    if ingest is not None:  # read only when late documents were posted
         out.update(
             _late_figures(
                 corpus, split, late_of, (ingest, instant, after), folder_id, moved, text_of
@@ -491,11 +490,7 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
         )
 
     # Documents shown in an existing folder at confidence >= .9: right or not.
-    shown_sure = {
-        p["document_id"]
-        for p in before["placements"]
-        if isinstance(p["folder_id"], int) and p["confidence"] >= 0.9
-    }
+    shown_sure = _shown_sure(before)
     confident = [right(before, d) for d in known if d in shown_sure]
     # The same over every new document: a person cannot tell a page of a folder they do
     # not have yet from the others, and it is never right in an existing folder.

@@ -38,6 +38,7 @@ from foldwise.service.recluster.tree.models import (
     TreePlacement,
     TreeVersion,
 )
+from foldwise.service.recluster.tree.versions import latest_version
 from foldwise.service.users.models import User
 
 log = logging.getLogger(__name__)
@@ -246,14 +247,14 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
     and those the version shows 51 and 17 times (docs/placement.md, "Documents posted
     while a tree is served" and "Re-placed at once: only what a critique is about").
     Documents posted since are re-placed too: an answer undone must give back the ingest's
-    suggestion, and without an answer the same model makes the same one again. The others
-    stay where the version shows them. Only documents whose folder changes get a new
-    suggestion (it outranks the version's placement: its critique counter is newer). An
-    answered document moves as the recluster would move it (``core.suggest_rows`` with the
-    version's folders and confidences): where the answer rules its folder out, or to a
-    folder at least ``keep_margin`` more probable and shown at ``core.MIN_MOVE_CONFIDENCE``
-    or more. Documents in a proposal keep it. An answer undone drops out, so its effect goes
-    with it.
+    suggestion, and one in a folder deleted since must go to a folder that still exists;
+    otherwise the same model makes the same suggestion again. The others stay where the
+    version shows them. Only documents whose folder changes get a new suggestion (it
+    outranks the version's placement: its critique counter is newer). An answered document
+    moves as the recluster would move it (``core.suggest_rows`` with the version's folders
+    and confidences): where the answer rules its folder out, or to a folder at least
+    ``keep_margin`` more probable and shown at ``core.MIN_MOVE_CONFIDENCE`` or more.
+    Documents in a proposal keep it. An answer undone drops out, so its effect goes with it.
     """
     found = latest_model(session, user_id)
     if found is None:
@@ -283,12 +284,12 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
         fb, fc = folder_of.get(b), folder_of.get(c)
         if a in folder_of and fb is not None and fc is not None:
             closer.setdefault(int(a), []).append((int(fb), int(fc)))
+    # The newest version serves the tree; the model may be an older one's.
+    served = latest_version(session=session, user_id=user_id) or version
     shown = {
         pl.document_id: (pl.folder_id, pl.proposal_key)
         for pl in session.scalars(
-            select(TreePlacement).where(
-                TreePlacement.version_id == _served_version(session, user_id)
-            )
+            select(TreePlacement).where(TreePlacement.version_id == served.id)
         )
     }
     suggested = set(
@@ -326,15 +327,6 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
             clear.append(d)  # back where the version has it (an undo): the version serves
     _store(session, user_id, found[0], changed, clear)
     return len(changed)
-
-
-def _served_version(session: Session, user_id: int) -> int | None:
-    return session.scalar(
-        select(TreeVersion.id)
-        .where(TreeVersion.user_id == user_id)
-        .order_by(TreeVersion.number.desc())
-        .limit(1)
-    )
 
 
 def _if_live(folder_id: int | None, live: set[int]) -> int | None:
