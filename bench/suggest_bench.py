@@ -200,7 +200,7 @@ def run(args: argparse.Namespace, data: Path) -> dict[str, Any]:
         "instant_in_own_folder": own(instant_ids, truth),
         "move_to_visible_change": percentiles(move_times),
         "moves": len(move_times),
-        "unfiled_re_placed_per_move": n_unfiled,
+        "unfiled_documents": n_unfiled,
         "other_documents_changed_per_move": changed,
     }
 

@@ -295,6 +295,37 @@ def test_a_move_moves_no_other_document_until_the_next_recluster(
     assert _tree(client, headers)["outdated"]
 
 
+def _suggestion_row(rt: Runtime, document: int) -> tuple[int, int | None, Any]:
+    """(critique counter, folder, made at) of ``document``'s stored suggestion."""
+    with rt.sessions() as session:
+        row = session.get(DocumentSuggestion, document)
+        assert row is not None
+        return row.critique_seq, row.folder_id, row.created_at
+
+
+def test_a_critique_re_places_no_document_posted_since_that_it_is_not_about(
+    client: TestClient, api: Api, rt: Runtime, alice: dict[str, Any]
+) -> None:
+    """The same model would make the same suggestion again: a move leaves the suggestions
+    of documents posted since as they were (re-placing every one of them made each
+    critique's time grow with them), and a folder deleted since sends its documents to a
+    folder that still exists at the next critique."""
+    headers = alice["headers"]
+    _, other, twin, moved = _near_copies(client, api, headers)
+    howto = api.post(headers, _fresh_text(HOWTOS))["document"]["id"]
+    before = _suggestion_row(rt, twin)
+    _file(client, headers, moved, other)
+    assert _suggestion_row(rt, twin) == before
+
+    gone = _suggestion_row(rt, howto)[1]
+    assert gone is not None
+    assert client.delete(f"/api/folders/{gone}", headers=headers).status_code == 200
+    _file(client, headers, twin, other)
+    p = _placement(_tree(client, headers), howto)
+    live = {f["id"] for f in client.get("/api/folders", headers=headers).json()}
+    assert p is not None and p["source"] == "instant" and p["folder_id"] in live
+
+
 def test_an_answer_re_places_its_document_at_once_and_undo_gives_it_back(
     client: TestClient, alice: dict[str, Any]
 ) -> None:

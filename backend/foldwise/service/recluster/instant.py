@@ -205,10 +205,10 @@ def _store(
 ) -> None:
     """Replace the rows of ``placed`` (and delete those of ``clear``) in one go.
 
-    One bulk insert, not an ORM object per row: a move re-places every unfiled document,
-    and with 4,690 of them the objects' unit of work was 40% of the move's time
-    (docs/recluster.md, "Instant suggestions and critiques: speed").
-    """
+    One bulk insert, not an ORM object per row: a critique can re-place thousands (the
+    first after a recluster, every document posted while it ran), and when a move
+    re-placed all 4,690 unfiled documents the objects' unit of work was 40% of its time
+    (docs/recluster.md, "Instant suggestions and critiques: speed")."""
     ids = sorted(set(placed) | set(clear))
     if not ids:
         return
@@ -246,10 +246,14 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
     right -> wrong 105 times and wrong -> right 46 in 36 service runs on six hierarchies,
     and those the version shows 51 and 17 times (docs/placement.md, "Documents posted
     while a tree is served" and "Re-placed at once: only what a critique is about").
-    Documents posted since are re-placed too: an answer undone must give back the ingest's
-    suggestion, and one in a folder deleted since must go to a folder that still exists;
-    otherwise the same model makes the same suggestion again. The others stay where the
-    version shows them. Only documents whose folder changes get a new suggestion (it
+    Of the documents posted since, only those the same model would place elsewhere now are
+    re-placed (:func:`_posted_since_to_place`): an answer about them, or one undone (its
+    restriction goes), a suggestion whose folder was deleted since (it must go to a folder
+    that still exists), none at all, or one of an older model. The others keep their
+    suggestion: the same model would make it again, and re-placing every one of them made
+    each critique's time grow with them (docs/recluster.md, "Instant suggestions and
+    critiques: speed"). Documents the version shows stay where it shows them unless an
+    answer is about them. Only documents whose folder changes get a new suggestion (it
     outranks the version's placement: its critique counter is newer). An answered document
     moves as the recluster would move it (``core.suggest_rows`` with the version's folders
     and confidences): where the answer rules its folder out, or to a folder at least
@@ -292,21 +296,36 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
             select(TreePlacement).where(TreePlacement.version_id == served.id)
         )
     }
-    suggested = set(
-        session.scalars(
-            select(DocumentSuggestion.document_id).where(DocumentSuggestion.user_id == user_id)
+    suggested = {
+        int(d): (v, f)
+        for d, v, f in session.execute(
+            select(
+                DocumentSuggestion.document_id,
+                DocumentSuggestion.version_id,
+                DocumentSuggestion.folder_id,
+            ).where(DocumentSuggestion.user_id == user_id)
         )
-    )
+    }
     newest = sorted(session.scalars(select(Document.id).where(*_unfiled(user_id))))[-limit:]
     # A document the version shows in an existing folder and no answer is about stays
     # there until the next recluster; its suggestion from an answer since undone goes: the
-    # version serves it again.
+    # version serves it again. One in a proposal keeps it whatever the model says.
     stays = {d for d in newest if d in shown and shown[d][1] is None and d not in closer}
     clear = sorted(d for d in stays if d in suggested)
+    posted_since = _posted_since_to_place(
+        session,
+        user_id,
+        [d for d in newest if d not in shown],
+        closer,
+        suggested,
+        found[0],
+        version.number,
+    )
+    to_place = [d for d in newest if (d in shown and d not in stays and shown[d][1] is None)]
     placed = _compute(
         session,
         user_id,
-        unfiled_texts(session, user_id, [d for d in newest if d not in stays]),
+        unfiled_texts(session, user_id, sorted([*to_place, *posted_since])),
         found,
         closer,
         # Only answered documents can have a place to keep among those re-placed.
@@ -327,6 +346,39 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
             clear.append(d)  # back where the version has it (an undo): the version serves
     _store(session, user_id, found[0], changed, clear)
     return len(changed)
+
+
+def _posted_since_to_place(
+    session: Session,
+    user_id: int,
+    posted: list[int],
+    closer: dict[int, list[tuple[int, int]]],
+    suggested: dict[int, tuple[int, int | None]],
+    model_version_id: int,
+    version_number: int,
+) -> list[int]:
+    """Those of ``posted`` (unfiled documents the served version does not place) whose
+    suggestion the model ``model_version_id`` would not make again as it stands: an answer
+    made since is about them, or one undone since (the ingest's suggestion comes back), or
+    their suggestion is missing, in a folder deleted since (``folder_id`` set to NULL), or
+    another model's. ``suggested``: document id -> (version id, folder id) of its stored
+    suggestion."""
+    undone = set(
+        session.scalars(
+            select(Critique.a).where(
+                Critique.user_id == user_id,
+                Critique.undone_at.is_not(None),
+                Critique.tree_version >= version_number,
+                Critique.kind == "closer",
+            )
+        )
+    )
+    out = []
+    for d in posted:
+        version_id, folder_id = suggested.get(d, (None, None))
+        if d in closer or d in undone or folder_id is None or version_id != model_version_id:
+            out.append(d)
+    return out
 
 
 def _if_live(folder_id: int | None, live: set[int]) -> int | None:
