@@ -472,3 +472,21 @@ def test_a_recluster_stores_the_unfiled_rows_its_critiques_re_place_from(
     cached = model.rows.transform(model.features, texts)
     np.testing.assert_allclose(cached.toarray(), model.features.transform(texts).toarray())
     assert len(model.rows) == len(set(texts))
+
+
+def test_a_deleted_folder_is_named_by_no_placement(
+    client: TestClient, api: Api, alice: dict[str, Any]
+) -> None:
+    """The version's placements keep the ids of the folders they were computed with; a
+    folder deleted since is none of a placement's folders, and a document the version
+    showed there is placed again at once, in a folder that still exists."""
+    headers = alice["headers"]
+    x = _placed_by_version(_tree(client, headers))
+    assert client.delete(f"/api/folders/{x['folder_id']}", headers=headers).status_code == 200
+    tree = _tree(client, headers)
+    live = {f["id"] for f in tree["folders"]}
+    for p in tree["placements"]:
+        for key in ("folder_id", "best_folder_id", "confident_folder_id"):
+            assert p[key] is None or p[key] in live, (key, p)
+    p = _placement(tree, x["document_id"])
+    assert p is not None and p["source"] == "instant" and p["folder_id"] in live, p

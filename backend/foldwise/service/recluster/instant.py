@@ -309,8 +309,13 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
     newest = sorted(session.scalars(select(Document.id).where(*_unfiled(user_id))))[-limit:]
     # A document the version shows in an existing folder and no answer is about stays
     # there until the next recluster; its suggestion from an answer since undone goes: the
-    # version serves it again. One in a proposal keeps it whatever the model says.
-    stays = {d for d in newest if d in shown and shown[d][1] is None and d not in closer}
+    # version serves it again. One in a proposal keeps it whatever the model says. One
+    # whose folder was deleted since (NULL, outside any proposal) is placed again.
+    stays = {
+        d
+        for d in newest
+        if d in shown and shown[d][0] is not None and shown[d][1] is None and d not in closer
+    }
     clear = sorted(d for d in stays if d in suggested)
     posted_since = _posted_since_to_place(
         session,

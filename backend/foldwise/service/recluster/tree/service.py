@@ -111,6 +111,9 @@ def extended_tree(*, session: Session, user: User) -> ExtendedTree:
                 cohesion=p.cohesion,
             )
         )
+    # The version names the folders it was computed with; one deleted since is none of a
+    # placement's folders (its ``folder_id`` became NULL with it).
+    live = {f.id for f in folders if f.kind == "existing"}
     placements = []
     placed = set()
     for pl in session.scalars(
@@ -121,6 +124,7 @@ def extended_tree(*, session: Session, user: User) -> ExtendedTree:
         if pl.document_id not in unfiled:
             continue
         target: int | str | None = pl.folder_id
+        best = pl.best_folder_id if pl.best_folder_id in live else None
         confidence = pl.confidence
         if pl.proposal_key is not None:
             if pl.proposal_key in served and pl.document_id not in out:
@@ -128,7 +132,7 @@ def extended_tree(*, session: Session, user: User) -> ExtendedTree:
             else:
                 # The proposal is gone (accepted, rejected) or the person took the document out
                 # of it: fall back to the best existing folder the version computed.
-                target = pl.best_folder_id
+                target = best
                 confidence = min(confidence, 0.5)
         placed.add(pl.document_id)
         placements.append(
@@ -138,8 +142,10 @@ def extended_tree(*, session: Session, user: User) -> ExtendedTree:
                 folder_id=target,
                 confidence=confidence,
                 terms=list(pl.terms),
-                best_folder_id=pl.best_folder_id,
-                confident_folder_id=pl.confident_folder_id,
+                best_folder_id=best,
+                confident_folder_id=(
+                    pl.confident_folder_id if pl.confident_folder_id in live else None
+                ),
             )
         )
     # Instant suggestions: for documents the version did not see, and for those a critique
