@@ -237,28 +237,29 @@ def _store(
 
 
 def replace_after_critique(session: Session, user_id: int, limit: int = 5000) -> int:
-    """Re-place with the version's fitted model the user's unfiled documents that answers
-    made since are about, and those posted since; the number of suggestions stored.
+    """Re-place with the version's fitted model the user's unfiled documents that answers made
+    since are about, and those posted since; the number of suggestions stored.
 
     Answers "a is closer to b than to c" restrict ``a``'s folders. Moves are learned by the
     next recluster (debounced), which refits and recalibrates, not here: a
     passive-aggressive step per move, learned here before, moved documents posted since
     right -> wrong 105 times and wrong -> right 46 in 36 service runs on six hierarchies,
-    and those the version shows 51 and 17 times (docs/placement.md, "Documents posted
-    while a tree is served" and "Re-placed at once: only what a critique is about").
-    Of the documents posted since, only those the same model would place elsewhere now are
+    and those the version shows 51 and 17 times (docs/placement.md, "Documents posted while
+    a tree is served" and "Re-placed at once: only what a critique is about"). Of the
+    documents posted since, only those the same model would place elsewhere now are
     re-placed (:func:`_posted_since_to_place`): an answer about them, or one undone (its
     restriction goes), a suggestion whose folder was deleted since (it must go to a folder
     that still exists), none at all, or one of an older model. The others keep their
     suggestion: the same model would make it again, and re-placing every one of them made
     each critique's time grow with them (docs/recluster.md, "Instant suggestions and
     critiques: speed"). Documents the version shows stay where it shows them unless an
-    answer is about them. Only documents whose folder changes get a new suggestion (it
-    outranks the version's placement: its critique counter is newer). An answered document
-    moves as the recluster would move it (``core.suggest_rows`` with the version's folders
-    and confidences): where the answer rules its folder out, or to a folder at least
-    ``keep_margin`` more probable and shown at ``core.MIN_MOVE_CONFIDENCE`` or more.
-    Documents in a proposal keep it. An answer undone drops out, so its effect goes with it.
+    answer is about them or their folder was deleted since. Only documents whose folder
+    changes get a new suggestion (it outranks the version's placement: its critique counter
+    is newer). An answered document moves as the recluster would move it
+    (``core.suggest_rows`` with the version's folders and confidences): where the answer
+    rules its folder out, or to a folder at least ``keep_margin`` more probable and shown at
+    ``core.MIN_MOVE_CONFIDENCE`` or more. Documents in a proposal keep it. An answer undone
+    drops out, so its effect goes with it.
     """
     found = latest_model(session, user_id)
     if found is None:
