@@ -268,23 +268,24 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
     if version is None:
         return 0
     answers = session.execute(
-        select(Critique.a, Critique.b, Critique.c)
+        select(Critique.a, Critique.b, Critique.c, Critique.undone_at)
         .where(
             Critique.user_id == user_id,
-            Critique.undone_at.is_(None),
             Critique.tree_version >= version.number,  # not seen by the model's recluster
             Critique.kind == "closer",
         )
         .order_by(Critique.id)
     ).all()
+    # An answer undone gives its document back its unrestricted place.
+    undone = {int(a) for a, _, _, at in answers if at is not None and a is not None}
     folder_of = dict(
         session.execute(
             select(Document.id, Document.folder_id).where(Document.user_id == user_id)
         ).all()
     )
     closer: dict[int, list[tuple[int, int]]] = {}
-    for a, b, c in answers:
-        if a is None or b is None or c is None:
+    for a, b, c, at in answers:
+        if at is not None or a is None or b is None or c is None:
             continue
         fb, fc = folder_of.get(b), folder_of.get(c)
         if a in folder_of and fb is not None and fc is not None:
@@ -312,26 +313,22 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
     # there until the next recluster; its suggestion from an answer since undone goes: the
     # version serves it again. One in a proposal keeps it whatever the model says. One
     # whose folder was deleted since (NULL, outside any proposal) is placed again.
-    stays = {
-        d
-        for d in newest
-        if d in shown and shown[d][0] is not None and shown[d][1] is None and d not in closer
-    }
-    clear = sorted(d for d in stays if d in suggested)
-    posted_since = _posted_since_to_place(
-        session,
-        user_id,
-        [d for d in newest if d not in shown],
-        closer,
-        suggested,
-        found[0],
-        version.number,
+    stays: set[int] = set()
+    to_place = _posted_since_to_place(
+        [d for d in newest if d not in shown], closer, undone, suggested, found[0]
     )
-    to_place = [d for d in newest if (d in shown and d not in stays and shown[d][1] is None)]
+    for d in newest:
+        if d not in shown or shown[d][1] is not None:
+            continue
+        if shown[d][0] is not None and d not in closer:
+            stays.add(d)
+        else:
+            to_place.append(d)
+    clear = sorted(d for d in stays if d in suggested)
     placed = _compute(
         session,
         user_id,
-        unfiled_texts(session, user_id, sorted([*to_place, *posted_since])),
+        unfiled_texts(session, user_id, sorted(to_place)),
         found,
         closer,
         # Only answered documents can have a place to keep among those re-placed.
@@ -355,30 +352,18 @@ def replace_after_critique(session: Session, user_id: int, limit: int = 5000) ->
 
 
 def _posted_since_to_place(
-    session: Session,
-    user_id: int,
     posted: list[int],
     closer: dict[int, list[tuple[int, int]]],
+    undone: set[int],
     suggested: dict[int, tuple[int, int | None]],
     model_version_id: int,
-    version_number: int,
 ) -> list[int]:
     """Those of ``posted`` (unfiled documents the served version does not place) whose
     suggestion the model ``model_version_id`` would not make again as it stands: an answer
-    made since is about them, or one undone since (the ingest's suggestion comes back), or
-    their suggestion is missing, in a folder deleted since (``folder_id`` set to NULL), or
-    another model's. ``suggested``: document id -> (version id, folder id) of its stored
-    suggestion."""
-    undone = set(
-        session.scalars(
-            select(Critique.a).where(
-                Critique.user_id == user_id,
-                Critique.undone_at.is_not(None),
-                Critique.tree_version >= version_number,
-                Critique.kind == "closer",
-            )
-        )
-    )
+    made since is about them (``closer``), or one undone since (``undone``: the ingest's
+    suggestion comes back), or their suggestion is missing, in a folder deleted since
+    (``folder_id`` set to NULL), or another model's. ``suggested``: document id ->
+    (version id, folder id) of its stored suggestion."""
     out = []
     for d in posted:
         version_id, folder_id = suggested.get(d, (None, None))
