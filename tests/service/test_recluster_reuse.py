@@ -9,7 +9,8 @@ import numpy as np
 from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
-from foldwise.core.placement._kept import MIN_MOVE_CONFIDENCE
+from foldwise.core.placement._kept import KEEP_MARGIN, MIN_MOVE_CONFIDENCE
+from foldwise.service.config import ReclusterSettings
 from foldwise.service.imports.archive import Entry, Listing
 from foldwise.service.imports.service import import_listing
 from foldwise.service.queue import EmbeddedWorker
@@ -362,6 +363,17 @@ def test_above_the_update_size_a_folder_deleted_or_moved_loses_its_svm(
     assert (stats["placement_folders_added"], stats["placement_folders_removed"]) == (1, 1)
     third = _models(rt, alice["user_id"])[-1]
     assert sum(f[-1] == str(moved) for f in third.placement.folders_) == 1
+
+
+def test_the_service_keeps_placements_by_the_cores_margin_unless_told_otherwise(
+    monkeypatch: Any,
+) -> None:
+    """``FOLDWISE_RECLUSTER_KEEP_MARGIN`` unset is the core's ``KEEP_MARGIN`` (the settings
+    restate it so that reading them imports no numpy); set, it is the value given."""
+    monkeypatch.delenv("FOLDWISE_RECLUSTER_KEEP_MARGIN", raising=False)
+    assert ReclusterSettings().keep_margin == KEEP_MARGIN
+    monkeypatch.setenv("FOLDWISE_RECLUSTER_KEEP_MARGIN", "0.25")
+    assert ReclusterSettings().keep_margin == 0.25
 
 
 def test_a_placement_stays_while_the_model_is_less_sure_of_another_folder(

@@ -64,7 +64,9 @@ class ReclusterSettings(BaseSettings):
     #: A document stays in the folder the previous tree version showed it in unless another
     #: folder's posterior is at least this much higher (core ``extended_tree``,
     #: docs/placement.md "Placements that stay"); 0: the most probable folder, unless the
-    #: model is less sure of it than the previous version was of the old one.
+    #: model is less sure of it than the previous version was of the old one. The default
+    #: is the core's ``KEEP_MARGIN``, restated so that reading settings imports no numpy (a
+    #: test keeps the two equal).
     keep_margin: float = Field(default=0.1, ge=0, le=1)
     #: At most this many unfiled documents per recluster (the newest are kept).
     max_unfiled: int = Field(default=5000, ge=1)
