@@ -626,6 +626,32 @@ def test_a_new_topic_the_dendrogram_scatters_is_regrouped(seed):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_pages_whose_neighbourhoods_are_new_together_are_regrouped(seed):
+    """Golf scattered among football, each page's neighbourhood test short of the open-set
+    level alone (p .03 > ``ALPHA``) but the fifteen together far beyond chance (Fisher's
+    method, ``_proposals._regroup_unusual``): golf is proposed under ``sport``. Pages only
+    mildly unusual (.2 each: together no stronger than chance allows over the subtrees
+    looked at) or ordinary (.3) are not."""
+    tree, X, _, golf = _golf_scattered_among_football(seed)
+
+    def with_golf_at(p_value):
+        answers = np.ones(X.shape[0])
+        answers[golf] = p_value
+        return tree(neighbourhood_p=answers)
+
+    found = with_golf_at(0.03)
+    assert proposal_f_score(found, {"golf": golf}) >= 0.9
+    assert [p.parent for p in found.proposals()] == [("sport",)]
+    assert with_golf_at(0.2).proposals() == []
+    assert with_golf_at(0.3).proposals() == []
+    # Shown in football by the previous tree: the group test does not take them from there.
+    answers = np.ones(X.shape[0])
+    answers[golf] = 0.03
+    shown = [("sport", "football") if i in golf else None for i in range(X.shape[0])]
+    assert tree(neighbourhood_p=answers, previous_folders=shown).proposals() == []
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_a_sibling_the_model_shows_in_a_folder_is_proposed_beside_it(seed):
     """Golf scattered among football in the dendrogram, and no neighbourhood test to
     regroup it (all p-values 1): the documents shown in football that a classifier tells

@@ -428,6 +428,9 @@ def extended_tree(
         neighbourhood_p=p_values,
         plain=plain,
         unlike_filed=candidates,
+        shown_before=None
+        if previous_folders is None
+        else np.array([f is not None for f in previous_folders], dtype=bool),
         # The dendrogram holds a sample of each folder; the person's folders are this large.
         folder_sizes=None
         if filed_folders is None

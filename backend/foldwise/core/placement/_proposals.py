@@ -20,7 +20,8 @@ Documents whose neighbourhood is new but that the dendrogram scattered among a f
 filed documents (a hidden sibling of that folder) are clustered again on their own
 (:func:`_regroup`). New documents that the model shows in a folder and a classifier tells
 from that folder's filed ones (``_unlike_filed``) become a proposal beside the folder
-(:func:`_unlike_filed`).
+(:func:`_unlike_filed`). Documents whose neighbourhoods are each only somewhat unusual, but
+together far beyond chance, are clustered on their own as well (:func:`_regroup_unusual`).
 
 Pieces of one topic that a stray document separated in the dendrogram are joined when they
 are closer to each other than to any existing folder. A proposal less cohesive than
@@ -31,7 +32,7 @@ granularity decides how fine proposals get, not a constant.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -39,6 +40,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 from scipy.cluster.hierarchy import leaves_list, linkage
 from scipy.spatial.distance import squareform
+from scipy.stats import chi2
 
 from foldwise.core._hierarchy import FolderPath
 from foldwise.core.placement._levels import (
@@ -92,6 +94,10 @@ OPEN_SET_GATE = 0.9
 #: of 2-33, the hidden folders found as before; docs/placement.md, "Open set").
 CLASSIFIER_PATH_LEVEL = 0.25
 
+#: Level of the test that a group's neighbourhoods are new together (``_regroup_unusual``),
+#: over all the subtrees it looks at.
+GROUP_ALPHA = 0.01
+
 
 @dataclass
 class _Context:
@@ -122,6 +128,11 @@ class _Context:
     #: New documents whose nearest neighbours are new at least as often as those of all but
     #: a quarter of the filed documents (every document when there is no such test).
     not_ordinary: NDArray[np.bool_]
+    #: The neighbourhood test's p-value of each document (rows of labeled ones unused); None
+    #: where there is no test.
+    neighbourhood_p: NDArray[np.float64] | None = None
+    #: New documents the previous tree showed in an existing folder (none: no previous tree).
+    shown_before: NDArray[np.bool_] | None = None
 
     def unclaimed(self, d: int) -> bool:
         """Whether new document ``d`` may join a proposal.
@@ -208,6 +219,7 @@ def find_proposals(
     plain: sp.csr_matrix | None = None,
     unlike_filed: Mapping[FolderPath, Sequence[int]] | None = None,
     folder_sizes: Sequence[int] | None = None,
+    shown_before: NDArray[np.bool_] | None = None,
 ) -> list[Group]:
     """Proposed folders, each a :class:`Group` with its parent folder.
 
@@ -248,6 +260,10 @@ def find_proposals(
     folder_sizes : sequence of int, optional
         Documents the person filed in each folder, where ``labels`` holds a sample of them:
         how large a part of a divided proposal may be (``FolderCohesion``).
+    shown_before : ndarray of shape (n_docs,), bool, optional
+        New documents the previous tree showed in an existing folder: only the tests of
+        single documents may take them into a proposal, not that of a group
+        (:func:`_regroup_unusual`).
     """
     n = Xw.shape[0]
     if n < 2:
@@ -284,6 +300,8 @@ def find_proposals(
         novel=np.ones(n, dtype=bool) if novel is None else np.asarray(novel, dtype=bool),
         open_set=np.zeros(n, dtype=bool) if p_values is None else p_values <= ALPHA,
         not_ordinary=_not_ordinary(p_values, labeled),
+        neighbourhood_p=p_values,
+        shown_before=None if shown_before is None else np.asarray(shown_before, dtype=bool),
     )
     groups = _search(ctx, Z, labels, max_labeled_share)
     groups = _absorb(ctx, _merge(ctx, groups, min_size))
@@ -293,7 +311,14 @@ def find_proposals(
         groups + _unlike_filed(ctx, unlike_filed or {}, {d for g in groups for d in g.members}),
         min_size,
     )
+    groups = [g for g in groups if len(g.members) >= min_size]
     folder_cohesion = FolderCohesion.of(ctx.plain, labels, folder_sizes)
+    # Only now: the pieces too small to be proposals have let their documents go.
+    unusual = _regroup_unusual(
+        ctx, {d for g in groups for d in g.members}, folder_cohesion, min_size
+    )
+    if unusual:
+        groups = _merge(ctx, groups + unusual, min_size)
     groups = [
         _divide(ctx, _prune(g, min_size), folder_cohesion, min_size)
         for g in groups
@@ -520,7 +545,114 @@ def _regroup(ctx: _Context, taken: set[int]) -> list[Group]:
         [d for d in range(ctx.n) if d not in taken and ctx.open_set[d] and ctx.unclaimed(d)],
         np.intp,
     )
-    if pool.size < MIN_PIECE or not ctx.label_counts.size:
+
+    def qualify(docs: NDArray[np.intp]) -> Group | None:
+        s, k = ctx.sum_of(docs), docs.size
+        cohesion = cohesion_of(s, k)
+        to_folders = ctx.affinities(s, k)
+        j = int(to_folders.argmax())
+        if cohesion <= to_folders[j]:
+            return None
+        parent = common_prefix(_posterior_parent(ctx, docs), ctx.label_folders[j])
+        if not parent:
+            return None
+        return Group(tuple(int(d) for d in docs), parent, cohesion, float(to_folders[j]))
+
+    return _pool_subtrees(ctx, pool, MIN_PIECE, qualify)
+
+
+def _regroup_unusual(
+    ctx: _Context, taken: set[int], folders: FolderCohesion, min_size: int
+) -> list[Group]:
+    """Proposals among the documents whose neighbourhoods are new together, not one by one.
+
+    A page of a hidden folder finds its siblings among its nearest neighbours, but also
+    filed pages of the folders it resembles, so that alone its neighbourhood is seldom new
+    enough for the open-set test (``ALPHA``). Taken together, a group of such pages is:
+    members whose neighbourhoods are each unusual (newer than three quarters of the filed
+    documents', ``CLASSIFIER_PATH_LEVEL``) and that the novelty model does not place in an
+    existing folder (``known < NOVELTY_GATE``) are clustered on their own, and a maximal
+    subtree becomes a proposal when
+
+    - its members' p-values together reject "ordinary neighbourhoods" (Fisher's method on
+      the p-values rescaled to the pool's level, Bonferroni over the subtrees tested, at
+      ``GROUP_ALPHA``);
+    - it is a cluster of its own, as every proposal is (cohesion above its affinity to
+      every existing folder);
+    - it is as cohesive as a quarter of the person's folders (``folders.one_folder``, on
+      the plain rows): a loose heap of unusual pages is not a folder.
+
+    Unlike ``_regroup``, the group may lie under the root: a hidden subtree at the top of
+    the hierarchy has no folder to sit under. A document the previous tree showed in an
+    existing folder is taken out of the groups found (``shown_before``): the person has
+    seen it placed, and the group test shifts with every critique (moved documents become
+    filed ones, and the neighbourhoods with them); in the service benchmark a recluster
+    after feedback pulled known documents into such groups. It is taken out after the
+    search, not before: a pool without them changed the groups of a recluster with no new
+    input. (docs/placement.md, "Neighbourhoods new together".)
+    """
+    p = ctx.neighbourhood_p
+    if p is None or not ctx.label_counts.size:
+        return []
+    pool = np.array(
+        [
+            d
+            for d in range(ctx.n)
+            if d not in taken
+            and not ctx.labeled[d]
+            and p[d] <= CLASSIFIER_PATH_LEVEL
+            and ctx.placed.known[d] < NOVELTY_GATE
+        ],
+        np.intp,
+    )
+    # Bonferroni over the subtrees the search may look at: a dendrogram of the pool has
+    # one fewer than the pool's documents.
+    n_tests = max(pool.size - 1, 1)
+
+    def qualify(docs: NDArray[np.intp]) -> Group | None:
+        # Each member more like the others than like any folder (as in ``_unlike_filed``).
+        docs = docs[ctx.to_others(docs) > ctx.row_affinities(ctx.Xw[docs])]
+        if docs.size < min_size:
+            return None
+        rescaled = np.maximum(p[docs] / CLASSIFIER_PATH_LEVEL, np.finfo(float).tiny)
+        if chi2.sf(-2.0 * np.log(rescaled).sum(), 2 * docs.size) * n_tests > GROUP_ALPHA:
+            return None
+        s, k = ctx.sum_of(docs), docs.size
+        cohesion = cohesion_of(s, k)
+        to_folders = ctx.affinities(s, k)
+        j = int(to_folders.argmax())
+        if cohesion <= to_folders[j]:
+            return None
+        if cohesion_of(ctx.sum_of(docs, plain=True), k) < folders.one_folder:
+            return None
+        parent = common_prefix(_posterior_parent(ctx, docs), ctx.label_folders[j])
+        return Group(tuple(int(d) for d in docs), parent, cohesion, float(to_folders[j]))
+
+    groups = _pool_subtrees(ctx, pool, min_size, qualify)
+    if ctx.shown_before is None:
+        return groups
+    # Found as before, then without what the previous tree showed in a folder: the search
+    # itself sees the same pool at every recluster with the same input, so that its groups
+    # stay put.
+    kept = []
+    for g in groups:
+        members = tuple(d for d in g.members if not ctx.shown_before[d])
+        if len(members) >= min_size:
+            s, k = ctx.sum_of(members), len(members)
+            kept.append(Group(members, g.parent, cohesion_of(s, k), ctx.affinity(s, k)))
+    return kept
+
+
+def _pool_subtrees(
+    ctx: _Context,
+    pool: NDArray[np.intp],
+    smallest: int,
+    qualify: Callable[[NDArray[np.intp]], Group | None],
+) -> list[Group]:
+    """The maximal subtrees of the average-linkage dendrogram of ``pool`` alone (cosine
+    under the weights, 001 sec. 3) that ``qualify`` makes a group of, searched top-down;
+    subtrees of fewer than ``smallest`` documents are not looked at."""
+    if pool.size < max(smallest, MIN_PIECE) or not ctx.label_counts.size:
         return []
     rows = ctx.Xw[pool]
     distances = np.clip(1.0 - np.asarray((rows @ rows.T).todense()), 0.0, None)
@@ -538,27 +670,15 @@ def _regroup(ctx: _Context, taken: set[int]) -> list[Group]:
         start[m + k] = min(start[a], start[b])
         size[m + k] = size[a] + size[b]
 
-    def members(v: int) -> NDArray[np.intp]:
-        return np.sort(pool[order[start[v] : start[v] + size[v]]])
-
     groups: list[Group] = []
     stack = [2 * m - 2]
     while stack:
         v = stack.pop()
-        docs = members(v)
-        if docs.size < MIN_PIECE:
+        if size[v] < max(smallest, MIN_PIECE):
             continue
-        s, k = ctx.sum_of(docs), docs.size
-        cohesion = cohesion_of(s, k)
-        to_folders = ctx.affinities(s, k)
-        j = int(to_folders.argmax())
-        parent: FolderPath = ()
-        if cohesion > to_folders[j]:
-            parent = common_prefix(_posterior_parent(ctx, docs), ctx.label_folders[j])
-        if parent:
-            groups.append(
-                Group(tuple(int(d) for d in docs), parent, cohesion, float(to_folders[j]))
-            )
+        group = qualify(np.sort(pool[order[start[v] : start[v] + size[v]]]))
+        if group is not None:
+            groups.append(group)
         elif v >= m:
             stack.extend(children[v])
     return groups
