@@ -547,16 +547,8 @@ def _regroup(ctx: _Context, taken: set[int]) -> list[Group]:
     )
 
     def qualify(docs: NDArray[np.intp]) -> Group | None:
-        s, k = ctx.sum_of(docs), docs.size
-        cohesion = cohesion_of(s, k)
-        to_folders = ctx.affinities(s, k)
-        j = int(to_folders.argmax())
-        if cohesion <= to_folders[j]:
-            return None
-        parent = common_prefix(_posterior_parent(ctx, docs), ctx.label_folders[j])
-        if not parent:
-            return None
-        return Group(tuple(int(d) for d in docs), parent, cohesion, float(to_folders[j]))
+        group = _own_cluster(ctx, docs)
+        return group if group is not None and group.parent else None
 
     return _pool_subtrees(ctx, pool, MIN_PIECE, qualify)
 
@@ -574,6 +566,8 @@ def _regroup_unusual(
     existing folder (``known < NOVELTY_GATE``) are clustered on their own, and a maximal
     subtree becomes a proposal when
 
+    - each member is more like the others than like any folder (as ``_unlike_filed``
+      asks);
     - its members' p-values together reject "ordinary neighbourhoods" (Fisher's method on
       the p-values rescaled to the pool's level, Bonferroni over the subtrees tested, at
       ``GROUP_ALPHA``);
@@ -617,16 +611,9 @@ def _regroup_unusual(
         rescaled = np.maximum(p[docs] / CLASSIFIER_PATH_LEVEL, np.finfo(float).tiny)
         if chi2.sf(-2.0 * np.log(rescaled).sum(), 2 * docs.size) * n_tests > GROUP_ALPHA:
             return None
-        s, k = ctx.sum_of(docs), docs.size
-        cohesion = cohesion_of(s, k)
-        to_folders = ctx.affinities(s, k)
-        j = int(to_folders.argmax())
-        if cohesion <= to_folders[j]:
+        if cohesion_of(ctx.sum_of(docs, plain=True), docs.size) < folders.one_folder:
             return None
-        if cohesion_of(ctx.sum_of(docs, plain=True), k) < folders.one_folder:
-            return None
-        parent = common_prefix(_posterior_parent(ctx, docs), ctx.label_folders[j])
-        return Group(tuple(int(d) for d in docs), parent, cohesion, float(to_folders[j]))
+        return _own_cluster(ctx, docs)
 
     groups = _pool_subtrees(ctx, pool, min_size, qualify)
     if ctx.shown_before is None:
@@ -641,6 +628,20 @@ def _regroup_unusual(
             s, k = ctx.sum_of(members), len(members)
             kept.append(Group(members, g.parent, cohesion_of(s, k), ctx.affinity(s, k)))
     return kept
+
+
+def _own_cluster(ctx: _Context, docs: NDArray[np.intp]) -> Group | None:
+    """``docs`` as a group where they are a cluster of their own (cohesion above their
+    affinity to every existing folder), under the folder two witnesses agree on: their
+    posterior and the folder they are most like (its parent may be the root)."""
+    s, k = ctx.sum_of(docs), docs.size
+    cohesion = cohesion_of(s, k)
+    to_folders = ctx.affinities(s, k)
+    j = int(to_folders.argmax())
+    if cohesion <= to_folders[j]:
+        return None
+    parent = common_prefix(_posterior_parent(ctx, docs), ctx.label_folders[j])
+    return Group(tuple(int(d) for d in docs), parent, cohesion, float(to_folders[j]))
 
 
 def _pool_subtrees(
