@@ -319,11 +319,7 @@ def find_proposals(
     )
     if unusual:
         groups = _merge(ctx, groups + unusual, min_size)
-    groups = [
-        _divide(ctx, _prune(g, min_size), folder_cohesion, min_size)
-        for g in groups
-        if len(g.members) >= min_size
-    ]
+    groups = [_divide(ctx, _prune(g, min_size), folder_cohesion, min_size) for g in groups]
     taken = {d for g in groups for d in g.members}
     if not refinements:
         return groups
@@ -621,13 +617,8 @@ def _regroup_unusual(
     # Found as before, then without what the previous tree showed in a folder: the search
     # itself sees the same pool at every recluster with the same input, so that its groups
     # stay put.
-    kept = []
-    for g in groups:
-        members = tuple(d for d in g.members if not ctx.shown_before[d])
-        if len(members) >= min_size:
-            s, k = ctx.sum_of(members), len(members)
-            kept.append(Group(members, g.parent, cohesion_of(s, k), ctx.affinity(s, k)))
-    return kept
+    kept = [(g, tuple(d for d in g.members if not ctx.shown_before[d])) for g in groups]
+    return [_with_members(ctx, g, members) for g, members in kept if len(members) >= min_size]
 
 
 def _own_cluster(ctx: _Context, docs: NDArray[np.intp]) -> Group | None:
