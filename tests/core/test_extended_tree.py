@@ -20,6 +20,7 @@ from foldwise.core import (
     same_proposal,
 )
 from foldwise.core.placement._kept import MIN_MOVE_CONFIDENCE
+from foldwise.core.placement._subfolders import FolderCohesion, cohesion
 
 
 def _tree(seed, hidden, **kwargs):
@@ -283,7 +284,7 @@ def test_no_refinement_when_new_documents_are_like_the_filed_ones():
 def test_documents_the_novelty_model_calls_known_stay_out_of_proposals(seed):
     """A known document pulled into a proposal is a wrong placement: only documents with
     known_proba below NOVELTY_GATE that the placement model rejects (is_novel) join one."""
-    from foldwise.core.placement._proposals import NOVELTY_GATE
+    from foldwise.core.placement._proposal_groups import NOVELTY_GATE
 
     # Overlapping topics (2 own terms, 6 common ones): some known documents are ambiguous
     # and sit in the dendrogram among the hidden music documents (without the gate, one per
@@ -612,7 +613,7 @@ def _golf_scattered_among_football(seed, per_folder=15, n_labeled=8):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_new_topic_the_dendrogram_scatters_is_regrouped(seed):
     """The documents whose neighbourhood is new are clustered again on their own
-    (``_proposals._regroup``): the hidden folder is still proposed, inside its parent.
+    (``_regroup.regroup_open_set``): the hidden folder is still proposed, inside its parent.
     Without the neighbourhood test's answers nothing brings them together."""
     tree, X, labels, golf = _golf_scattered_among_football(seed)
     filed = [i for i, f in enumerate(labels) if f is not None]
@@ -625,14 +626,16 @@ def test_a_new_topic_the_dendrogram_scatters_is_regrouped(seed):
     assert proposal_f_score(tree(), {"golf": golf}) == 0.0
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3, 4, 5])
 def test_pages_whose_neighbourhoods_are_new_together_are_regrouped(seed):
     """Golf scattered among football, each page's neighbourhood test short of the open-set
     level alone (p .03 > ``ALPHA``) but the fifteen together far beyond chance (Fisher's
-    method, ``_proposals._regroup_unusual``): golf is proposed under ``sport``. Pages only
+    method, ``_regroup.regroup_unusual``): golf is proposed under ``sport`` where it is as
+    cohesive as a quarter of the folders (``FolderCohesion.one_folder``), and not where
+    it is looser (seeds 0 and 4: .358 against .359, .351 against .358). Pages only
     mildly unusual (.2 each: together no stronger than chance allows over the subtrees
     looked at) or ordinary (.3) are not."""
-    tree, X, _, golf = _golf_scattered_among_football(seed)
+    tree, X, labels, golf = _golf_scattered_among_football(seed)
 
     def with_golf_at(p_value):
         answers = np.ones(X.shape[0])
@@ -640,8 +643,12 @@ def test_pages_whose_neighbourhoods_are_new_together_are_regrouped(seed):
         return tree(neighbourhood_p=answers)
 
     found = with_golf_at(0.03)
-    assert proposal_f_score(found, {"golf": golf}) >= 0.9
-    assert [p.parent for p in found.proposals()] == [("sport",)]
+    if cohesion(X, golf) >= FolderCohesion.of(X, labels).one_folder:
+        assert proposal_f_score(found, {"golf": golf}) >= 0.9
+        assert [p.parent for p in found.proposals()] == [("sport",)]
+    else:
+        assert seed in (0, 4)  # both branches are taken over the seeds
+        assert found.proposals() == []
     assert with_golf_at(0.2).proposals() == []
     assert with_golf_at(0.3).proposals() == []
     # Shown in football by the previous tree: the group test does not take them from there.
