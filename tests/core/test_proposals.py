@@ -7,12 +7,13 @@ import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
 from foldwise.core.placement._levels import FolderTree
-from foldwise.core.placement._proposals import Group, _Context, _merge
+from foldwise.core.placement._proposal_groups import Group, SearchContext
+from foldwise.core.placement._proposals import _merge
 
 
 def _context(
     rows: np.ndarray, labels: list[tuple[str, ...] | None], weights: np.ndarray | None = None
-) -> _Context:
+) -> SearchContext:
     """What ``_merge`` reads: unit rows under the term ``weights`` (all 1 if omitted) and
     without them, and the labeled documents' sums per folder of both."""
     plain = sp.csr_matrix(normalize(rows))
@@ -26,7 +27,7 @@ def _context(
 
     n = Xw.shape[0]
     labeled = np.array([f is not None for f in labels])
-    return _Context(
+    return SearchContext(
         Xw=Xw,
         plain=plain,
         labeled=labeled,
@@ -52,7 +53,7 @@ def _group(members: tuple[int, ...], parent: tuple[str, ...]) -> Group:
     return Group(members, parent, cohesion=0.0, affinity=0.0)
 
 
-def _one_topic_beside_two_folders() -> _Context:
+def _one_topic_beside_two_folders() -> SearchContext:
     """Two filed folders a/x and b/y on terms 0-1 (rows 0-5); six new documents of one new
     topic on terms 2-3 (rows 6-11)."""
     rng = np.random.default_rng(0)

@@ -46,12 +46,8 @@ from foldwise.core.placement._kept import KEEP_MARGIN, kept_folders
 from foldwise.core.placement._levels import assign_folder_levels
 from foldwise.core.placement._novelty import neighbourhood_p_values
 from foldwise.core.placement._placement import FolderPlacement
-from foldwise.core.placement._proposals import (
-    MIN_PIECE,
-    Group,
-    find_proposals,
-    honour_critiques,
-)
+from foldwise.core.placement._proposal_groups import MIN_PIECE, Group
+from foldwise.core.placement._proposals import find_proposals, honour_critiques
 from foldwise.core.placement._questions import closer_questions
 from foldwise.core.placement._unlike_filed import unlike_filed
 

@@ -16,7 +16,7 @@ through and 0.6-1.4% of the other new ones, where the classifier's own test
 
 The p-values themselves (:func:`neighbourhood_p_values`) also make a weaker test: a document
 the classifier rejects joins a proposal only with a neighbourhood newer than three quarters
-of the filed documents' (``_proposals.CLASSIFIER_PATH_LEVEL``).
+of the filed documents' (``_proposal_groups.CLASSIFIER_PATH_LEVEL``).
 """
 
 from __future__ import annotations

@@ -17,11 +17,10 @@ subfolder of F when it is a cluster of its own and less like F than anything the
 in F (:func:`_refinements`).
 
 Documents whose neighbourhood is new but that the dendrogram scattered among a folder's
-filed documents (a hidden sibling of that folder) are clustered again on their own
-(:func:`_regroup`). New documents that the model shows in a folder and a classifier tells
-from that folder's filed ones (``_unlike_filed``) become a proposal beside the folder
-(:func:`_unlike_filed`). Documents whose neighbourhoods are each only somewhat unusual, but
-together far beyond chance, are clustered on their own as well (:func:`_regroup_unusual`).
+filed documents (a hidden sibling of that folder) are clustered again on their own, and so
+are new documents that the model shows in a folder and a classifier tells from that folder's
+filed ones (``_unlike_filed``), and documents whose neighbourhoods are each only somewhat
+unusual but together far beyond chance (``_regroup``).
 
 Pieces of one topic that a stray document separated in the dendrogram are joined when they
 are closer to each other than to any existing folder. A proposal less cohesive than
@@ -32,175 +31,36 @@ granularity decides how fine proposals get, not a constant.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from scipy.cluster.hierarchy import leaves_list, linkage
-from scipy.spatial.distance import squareform
-from scipy.stats import chi2
 
 from foldwise.core._hierarchy import FolderPath
-from foldwise.core.placement._levels import (
-    FolderTree,
-    Placement,
-    assign_folder_levels,
-    folder_tree,
-)
+from foldwise.core.placement._levels import Placement, assign_folder_levels, folder_tree
 from foldwise.core.placement._novelty import ALPHA
+from foldwise.core.placement._proposal_groups import (
+    CLASSIFIER_PATH_LEVEL,
+    MIN_PIECE,
+    Group,
+    SearchContext,
+    common_prefix,
+    posterior_parent,
+    with_members,
+)
+from foldwise.core.placement._regroup import (
+    regroup_open_set,
+    regroup_unusual,
+    unlike_filed_siblings,
+)
 from foldwise.core.placement._subfolders import FolderCohesion, cohesion_of, folder_like_parts
 
-# Smallest group that may be a piece of a proposal: the cohesion of a pair is one cosine,
-# too noisy to call a topic.
-MIN_PIECE = 3
-
-
-@dataclass(frozen=True)
-class Group:
-    """New documents proposed as one folder, with proposed subfolders in ``parts``."""
-
-    members: tuple[int, ...]
-    parent: FolderPath
-    cohesion: float
-    affinity: float
-    parts: tuple[Group, ...] = ()
-    # A subfolder refining ``parent`` whose documents the model files there (001 Fig. 1 B, C).
-    refines: bool = False
-
-
-#: A new document joins a proposal only if the novelty model gives it less than this
-#: probability of belonging to an existing folder: a document that more likely belongs to
-#: one of the person's folders is left to the placement (a known document pulled into a
-#: proposal is a wrong placement for the person). Service benchmark, docs/placement.md.
-NOVELTY_GATE = 0.5
 #: Two proposals are "the same" when they share at least this share of the smaller one's
 #: members (``same_proposal``): a rejected group is not proposed again, and a document taken
 #: out of a proposal stays out of its successors.
 SAME_PROPOSAL_OVERLAP = 0.5
-
-#: A document whose neighbourhood is new still stays out of proposals when the novelty model
-#: gives it at least this probability of belonging to an existing folder (on the PHP manual,
-#: 10 instead of 13-15 known documents per run in proposals, the hidden ones as before).
-OPEN_SET_GATE = 0.9
-
-#: A document the classifier rejects still stays out of proposals when its neighbourhood is
-#: no newer than that of a quarter of the filed documents (neighbourhood p-value above
-#: this). Pages of one kind from many folders (setup pages, indexes of guides) leave the
-#: classifier unsure of their folder, but their nearest neighbours are filed pages of the
-#: same kind, as often as any filed page's are. A document of a new topic finds new
-#: documents near it (on the PHP manual, 0-9 known documents per run in proposals instead
-#: of 2-33, the hidden folders found as before; docs/placement.md, "Open set").
-CLASSIFIER_PATH_LEVEL = 0.25
-
-#: Level of the test that a group's neighbourhoods are new together (``_regroup_unusual``),
-#: over all the subtrees it looks at.
-GROUP_ALPHA = 0.01
-
-
-@dataclass
-class _Context:
-    """What every step of the search reads; built once per call."""
-
-    Xw: sp.csr_matrix
-    #: Unit rows without the learned term weights: where a proposal divides (``_subfolders``).
-    plain: sp.csr_matrix
-    labeled: NDArray[np.bool_]
-    proba: NDArray[np.float64]
-    placed: Placement
-    folders: list[FolderPath]
-    rho: float
-    label_sums: NDArray[np.float64]
-    #: The same sums on the plain rows.
-    plain_label_sums: NDArray[np.float64]
-    label_counts: NDArray[np.float64]
-    #: The folder of each row of ``label_sums``.
-    label_folders: list[FolderPath]
-    baseline: NDArray[np.float64]
-    tree: FolderTree
-    children: dict[int, tuple[int, int]]
-    n: int
-    #: New documents the placement model rejects (may join a new-topic proposal).
-    novel: NDArray[np.bool_]
-    #: New documents whose nearest neighbours are unusually often new (``_novelty``).
-    open_set: NDArray[np.bool_]
-    #: New documents whose nearest neighbours are new at least as often as those of all but
-    #: a quarter of the filed documents (every document when there is no such test).
-    not_ordinary: NDArray[np.bool_]
-    #: The neighbourhood test's p-value of each document (rows of labeled ones unused); None
-    #: where there is no test.
-    neighbourhood_p: NDArray[np.float64] | None = None
-    #: New documents the previous tree showed in an existing folder (none: no previous tree).
-    shown_before: NDArray[np.bool_] | None = None
-
-    def unclaimed(self, d: int) -> bool:
-        """Whether new document ``d`` may join a proposal.
-
-        Either its neighbourhood says so (``open_set``: its nearest neighbours are new
-        documents more often than a filed document's are) and the novelty model is not
-        all but sure it belongs to an existing folder (``known < OPEN_SET_GATE``); or the
-        classifier says so: no folder claims it (posterior of its best folder, times
-        ``known``, below ``rho``), the novelty model does not think it belongs to an
-        existing folder (``known < NOVELTY_GATE``), and the placement model rejects it
-        (``novel``: ``FolderPlacement.is_novel``), while its neighbourhood is not an
-        ordinary one (``not_ordinary``: ``CLASSIFIER_PATH_LEVEL``). The classifier alone
-        kept out most documents of hidden folders that resemble a known one
-        (docs/placement.md, "Open set").
-        """
-        if self.labeled[d]:
-            return False
-        if self.open_set[d] and self.placed.known[d] < OPEN_SET_GATE:
-            return True
-        return (
-            bool(self.not_ordinary[d])
-            and self.placed.best_confidence[d] < self.rho
-            and self.placed.known[d] < NOVELTY_GATE
-            and bool(self.novel[d])
-        )
-
-    def leaves(self, v: int) -> list[int]:
-        out, stack = [], [v]
-        while stack:
-            u = stack.pop()
-            if u < self.n:
-                out.append(u)
-            else:
-                stack.extend(self.children[u])
-        return out
-
-    def sum_of(
-        self, docs: Sequence[int] | NDArray[np.intp], plain: bool = False
-    ) -> NDArray[np.float64]:
-        """Row sum of ``docs`` under the weights (or on the plain rows)."""
-        rows = self.plain if plain else self.Xw
-        return np.asarray(rows[list(docs)].sum(axis=0)).ravel()
-
-    def to_others(self, docs: Sequence[int] | NDArray[np.intp]) -> NDArray[np.float64]:
-        """Average cosine of each of ``docs`` (two or more) to the others, shape (len(docs),)."""
-        inner = np.asarray(self.Xw[list(docs)] @ self.sum_of(docs)).ravel() - 1.0
-        return inner / (len(docs) - 1)
-
-    def affinities(
-        self, s: NDArray[np.float64], m: int, plain: bool = False
-    ) -> NDArray[np.float64]:
-        """Average cosine of m documents (row sum s) to each existing folder's documents,
-        shape (n_folders_with_labels,), in the order of ``label_folders``."""
-        sums = self.plain_label_sums if plain else self.label_sums
-        return np.asarray(sums @ s / (self.label_counts * m))
-
-    def row_affinities(self, rows: sp.csr_matrix) -> NDArray[np.float64]:
-        """Highest average cosine of each of ``rows`` to an existing folder's documents,
-        shape (n_rows,); 0 without labeled documents."""
-        if not self.label_counts.size:
-            return np.zeros(rows.shape[0])
-        return np.asarray((rows @ self.label_sums.T) / self.label_counts).max(axis=1)
-
-    def affinity(self, s: NDArray[np.float64], m: int, plain: bool = False) -> float:
-        """Highest average cosine of m documents (row sum s) to an existing folder's documents."""
-        if not self.label_counts.size:
-            return 0.0
-        return float(np.max(self.affinities(s, m, plain)))
 
 
 def find_proposals(
@@ -248,7 +108,7 @@ def find_proposals(
         The neighbourhood test of the new documents (``neighbourhood_p_values``; rows of
         labeled documents unused). At most ``ALPHA``, a document may join a proposal
         whatever the classifier says; above ``CLASSIFIER_PATH_LEVEL``, the classifier's
-        tests alone cannot let it in (:meth:`_Context.unclaimed`). Without it, the
+        tests alone cannot let it in (:meth:`SearchContext.unclaimed`). Without it, the
         classifier's tests decide alone.
     plain : sparse matrix of shape (n_docs, n_terms'), optional
         Unit rows of the documents without the learned term weights, where a proposal is
@@ -256,14 +116,14 @@ def find_proposals(
     unlike_filed : mapping of FolderPath to sequence of int, optional
         Per existing folder, the new documents shown there that are unlike its filed ones
         (``_unlike_filed.unlike_filed``, as rows of ``Xw``): candidates for a proposed
-        sibling of that folder (:func:`_unlike_filed`).
+        sibling of that folder (:func:`unlike_filed_siblings`).
     folder_sizes : sequence of int, optional
         Documents the person filed in each folder, where ``labels`` holds a sample of them:
         how large a part of a divided proposal may be (``FolderCohesion``).
     shown_before : ndarray of shape (n_docs,), bool, optional
         New documents the previous tree showed in an existing folder: only the tests of
         single documents may take them into a proposal, not that of a group
-        (:func:`_regroup_unusual`).
+        (:func:`regroup_unusual`).
     """
     n = Xw.shape[0]
     if n < 2:
@@ -279,7 +139,7 @@ def find_proposals(
     label_counts = np.asarray(Y.sum(axis=1)).ravel()
     keep = label_counts > 0
     new = ~labeled
-    ctx = _Context(
+    ctx = SearchContext(
         Xw=Xw,
         plain=plain_rows,
         labeled=labeled,
@@ -305,16 +165,13 @@ def find_proposals(
     )
     groups = _search(ctx, Z, labels, max_labeled_share)
     groups = _absorb(ctx, _merge(ctx, groups, min_size))
-    groups = groups + _regroup(ctx, {d for g in groups for d in g.members})
-    groups = _merge(
-        ctx,
-        groups + _unlike_filed(ctx, unlike_filed or {}, {d for g in groups for d in g.members}),
-        min_size,
-    )
+    groups = groups + regroup_open_set(ctx, {d for g in groups for d in g.members})
+    taken = {d for g in groups for d in g.members}
+    groups = _merge(ctx, groups + unlike_filed_siblings(ctx, unlike_filed or {}, taken), min_size)
     groups = [g for g in groups if len(g.members) >= min_size]
     folder_cohesion = FolderCohesion.of(ctx.plain, labels, folder_sizes)
     # Only now: the pieces too small to be proposals have let their documents go.
-    unusual = _regroup_unusual(
+    unusual = regroup_unusual(
         ctx, {d for g in groups for d in g.members}, folder_cohesion, min_size
     )
     if unusual:
@@ -348,7 +205,7 @@ def _not_ordinary(
 
 
 def _refinements(
-    ctx: _Context,
+    ctx: SearchContext,
     labels: Sequence[FolderPath | None],
     taken: set[int],
     share: float,
@@ -447,7 +304,7 @@ def _prune(group: Group, min_size: int) -> Group:
 
 
 def _search(
-    ctx: _Context, Z: NDArray[np.float64], labels: Sequence[FolderPath | None], share: float
+    ctx: SearchContext, Z: NDArray[np.float64], labels: Sequence[FolderPath | None], share: float
 ) -> list[Group]:
     """Maximal qualifying dendrogram subtrees, top-down."""
     n = ctx.n
@@ -492,7 +349,7 @@ def _search(
     return groups
 
 
-def _qualify(ctx: _Context, v: int, anchor: FolderPath) -> Group | None:
+def _qualify(ctx: SearchContext, v: int, anchor: FolderPath) -> Group | None:
     """The proposal dendrogram node ``v`` makes, or None if it holds no new topic."""
     members = np.array(
         [d for d in ctx.leaves(v) if ctx.unclaimed(d)],
@@ -511,220 +368,11 @@ def _qualify(ctx: _Context, v: int, anchor: FolderPath) -> Group | None:
     # new document puts there (a document of an unseen topic spreads its posterior, so big
     # subtrees collect mass without evidence). The other is the dendrogram: the folder of
     # the labeled documents the group meets first (docs/architecture.md sec. 6).
-    parent = common_prefix(_posterior_parent(ctx, members), anchor)
+    parent = common_prefix(posterior_parent(ctx, members), anchor)
     return Group(tuple(int(d) for d in members), parent, cohesion, affinity)
 
 
-def _regroup(ctx: _Context, taken: set[int]) -> list[Group]:
-    """Proposals among the open-set documents the dendrogram scattered.
-
-    The dendrogram over all documents may join the documents of a new topic with the filed
-    exemplars of a folder they resemble: the pages of a hidden sibling of a folder sit
-    between that folder's filed pages, in no subtree of (almost) only new documents. Yet
-    their neighbourhoods are new (``open_set``), and taken together they may be closer to
-    each other than to any folder. Average linkage of those documents alone (cosine, 001
-    sec. 3) gives them a dendrogram of their own, searched top-down like the first for
-    maximal subtrees whose cohesion exceeds their affinity to every existing folder. (The
-    documents the classifier lets in as well, with a neighbourhood newer than three quarters
-    of the filed ones', put 8-12 known pages per run into proposals on a PHP manual of 347
-    folders: docs/placement.md "Open set".)
-
-    The anchor, which the first dendrogram finds in the labeled documents a group meets, is
-    here the folder of highest affinity (the one average linkage would join the group with
-    first). A group must share more than the root with it: documents that resemble a folder
-    belong near it. A group whose parent would be the root is left out: a new topic that
-    resembles no folder has a subtree of its own in the first dendrogram already, and on
-    the PHP manual such groups were pages of one kind (class synopses, setup pages) drawn
-    from many extensions, each filed in its own folder (docs/placement.md, "Open set").
-    """
-    pool = np.array(
-        [d for d in range(ctx.n) if d not in taken and ctx.open_set[d] and ctx.unclaimed(d)],
-        np.intp,
-    )
-
-    def qualify(docs: NDArray[np.intp]) -> Group | None:
-        group = _own_cluster(ctx, docs)
-        return group if group is not None and group.parent else None
-
-    return _pool_subtrees(ctx, pool, MIN_PIECE, qualify)
-
-
-def _regroup_unusual(
-    ctx: _Context, taken: set[int], folders: FolderCohesion, min_size: int
-) -> list[Group]:
-    """Proposals among the documents whose neighbourhoods are new together, not one by one.
-
-    A page of a hidden folder finds its siblings among its nearest neighbours, but also
-    filed pages of the folders it resembles, so that alone its neighbourhood is seldom new
-    enough for the open-set test (``ALPHA``). Taken together, a group of such pages is:
-    members whose neighbourhoods are each unusual (newer than three quarters of the filed
-    documents', ``CLASSIFIER_PATH_LEVEL``) and that the novelty model does not place in an
-    existing folder (``known < NOVELTY_GATE``) are clustered on their own, and a maximal
-    subtree becomes a proposal when
-
-    - each member is more like the others than like any folder (as ``_unlike_filed``
-      asks);
-    - its members' p-values together reject "ordinary neighbourhoods" (Fisher's method on
-      the p-values rescaled to the pool's level, Bonferroni over the subtrees tested, at
-      ``GROUP_ALPHA``);
-    - it is a cluster of its own, as every proposal is (cohesion above its affinity to
-      every existing folder);
-    - it is as cohesive as a quarter of the person's folders (``folders.one_folder``, on
-      the plain rows): a loose heap of unusual pages is not a folder.
-
-    Unlike ``_regroup``, the group may lie under the root: a hidden subtree at the top of
-    the hierarchy has no folder to sit under. A document the previous tree showed in an
-    existing folder is taken out of the groups found (``shown_before``): the person has
-    seen it placed, and the group test shifts with every critique (moved documents become
-    filed ones, and the neighbourhoods with them); in the service benchmark a recluster
-    after feedback pulled known documents into such groups. It is taken out after the
-    search, not before: a pool without them changed the groups of a recluster with no new
-    input. (docs/placement.md, "Neighbourhoods new together".)
-    """
-    p = ctx.neighbourhood_p
-    if p is None or not ctx.label_counts.size:
-        return []
-    pool = np.array(
-        [
-            d
-            for d in range(ctx.n)
-            if d not in taken
-            and not ctx.labeled[d]
-            and p[d] <= CLASSIFIER_PATH_LEVEL
-            and ctx.placed.known[d] < NOVELTY_GATE
-        ],
-        np.intp,
-    )
-    # Bonferroni over the subtrees the search may look at: a dendrogram of the pool has
-    # one fewer than the pool's documents.
-    n_tests = max(pool.size - 1, 1)
-
-    def qualify(docs: NDArray[np.intp]) -> Group | None:
-        # Each member more like the others than like any folder (as in ``_unlike_filed``).
-        docs = docs[ctx.to_others(docs) > ctx.row_affinities(ctx.Xw[docs])]
-        if docs.size < min_size:
-            return None
-        rescaled = np.maximum(p[docs] / CLASSIFIER_PATH_LEVEL, np.finfo(float).tiny)
-        if chi2.sf(-2.0 * np.log(rescaled).sum(), 2 * docs.size) * n_tests > GROUP_ALPHA:
-            return None
-        if cohesion_of(ctx.sum_of(docs, plain=True), docs.size) < folders.one_folder:
-            return None
-        return _own_cluster(ctx, docs)
-
-    groups = _pool_subtrees(ctx, pool, min_size, qualify)
-    if ctx.shown_before is None:
-        return groups
-    # Found as before, then without what the previous tree showed in a folder: the search
-    # itself sees the same pool at every recluster with the same input, so that its groups
-    # stay put.
-    kept = [(g, tuple(d for d in g.members if not ctx.shown_before[d])) for g in groups]
-    return [_with_members(ctx, g, members) for g, members in kept if len(members) >= min_size]
-
-
-def _own_cluster(ctx: _Context, docs: NDArray[np.intp]) -> Group | None:
-    """``docs`` as a group where they are a cluster of their own (cohesion above their
-    affinity to every existing folder), under the folder two witnesses agree on: their
-    posterior and the folder they are most like (its parent may be the root)."""
-    s, k = ctx.sum_of(docs), docs.size
-    cohesion = cohesion_of(s, k)
-    to_folders = ctx.affinities(s, k)
-    j = int(to_folders.argmax())
-    if cohesion <= to_folders[j]:
-        return None
-    parent = common_prefix(_posterior_parent(ctx, docs), ctx.label_folders[j])
-    return Group(tuple(int(d) for d in docs), parent, cohesion, float(to_folders[j]))
-
-
-def _pool_subtrees(
-    ctx: _Context,
-    pool: NDArray[np.intp],
-    smallest: int,
-    qualify: Callable[[NDArray[np.intp]], Group | None],
-) -> list[Group]:
-    """The maximal subtrees of the average-linkage dendrogram of ``pool`` alone (cosine
-    under the weights, 001 sec. 3) that ``qualify`` makes a group of, searched top-down;
-    subtrees of fewer than ``smallest`` documents are not looked at."""
-    if pool.size < max(smallest, MIN_PIECE) or not ctx.label_counts.size:
-        return []
-    rows = ctx.Xw[pool]
-    distances = np.clip(1.0 - np.asarray((rows @ rows.T).todense()), 0.0, None)
-    np.fill_diagonal(distances, 0.0)
-    Z = linkage(squareform(distances, checks=False), method="average")
-    m = pool.size
-    children = {m + k: (int(Z[k, 0]), int(Z[k, 1])) for k in range(m - 1)}
-    # The leaves of every subtree are a contiguous run of the dendrogram's leaf order.
-    order = leaves_list(Z)
-    start = np.empty(2 * m - 1, dtype=np.intp)
-    start[order] = np.arange(m)
-    size = np.ones(2 * m - 1, dtype=np.intp)
-    for k in range(m - 1):
-        a, b = children[m + k]
-        start[m + k] = min(start[a], start[b])
-        size[m + k] = size[a] + size[b]
-
-    groups: list[Group] = []
-    stack = [2 * m - 2]
-    while stack:
-        v = stack.pop()
-        if size[v] < max(smallest, MIN_PIECE):
-            continue
-        group = qualify(np.sort(pool[order[start[v] : start[v] + size[v]]]))
-        if group is not None:
-            groups.append(group)
-        elif v >= m:
-            stack.extend(children[v])
-    return groups
-
-
-def _unlike_filed(
-    ctx: _Context, candidates: Mapping[FolderPath, Sequence[int]], taken: set[int]
-) -> list[Group]:
-    """Proposed siblings of folders whose shown new documents hold another topic.
-
-    ``candidates`` are, per folder F, the new documents shown in F that a classifier tells
-    from F's filed documents (``_unlike_filed.unlike_filed``). Besides the other topic's
-    documents, now and then one of F's own new documents is flagged by chance (it lies
-    above every filed document of its half in both splits). Those are not like the others:
-    a flagged
-    document stays only if its neighbourhood is not an ordinary one (``not_ordinary``,
-    as on the classifier's path) and it is more like the other flagged ones on average
-    than like any existing folder (the test ``_absorb`` applies to one document). What
-    stays, and no other proposal took, becomes a proposal beside F (under F's parent)
-    when it is a cluster of its own, as every proposal is (cohesion above its affinity to
-    every existing folder; docs/placement.md, "Unlike what the person filed").
-    """
-    groups = []
-    for folder, docs in candidates.items():
-        members = np.array(sorted(d for d in docs if d not in taken and ctx.not_ordinary[d]))
-        if members.size < MIN_PIECE or not ctx.label_counts.size:
-            continue
-        members = members[ctx.to_others(members) > ctx.row_affinities(ctx.Xw[members])]
-        if members.size < MIN_PIECE:
-            continue
-        s, k = ctx.sum_of(members), members.size
-        cohesion = cohesion_of(s, k)
-        affinity = ctx.affinity(s, k)
-        if cohesion > affinity:
-            groups.append(Group(tuple(int(d) for d in members), folder[:-1], cohesion, affinity))
-    return groups
-
-
-def _posterior_parent(ctx: _Context, members: NDArray[np.intp]) -> FolderPath:
-    tree = ctx.tree
-    mass = tree.subtree @ ctx.proba[members].mean(axis=0)
-    base = tree.subtree @ ctx.baseline
-    node = 0
-    while tree.children[node]:
-        best = max(tree.children[node], key=lambda c: mass[c])
-        # Never into a folder without subfolders: a new topic there would be a refinement
-        # of it, which only the dendrogram anchor may suggest.
-        if not tree.children[best] or mass[best] <= max(ctx.rho, base[best]):
-            break
-        node = best
-    return tree.paths[node]
-
-
-def _merge(ctx: _Context, groups: list[Group], min_size: int) -> list[Group]:
+def _merge(ctx: SearchContext, groups: list[Group], min_size: int) -> list[Group]:
     """Join pieces that are closer to each other than to any folder.
 
     The top-down search stops at the first subtree that qualifies, so one topic can come out
@@ -781,7 +429,7 @@ def _merge(ctx: _Context, groups: list[Group], min_size: int) -> list[Group]:
             return groups
 
 
-def _absorb(ctx: _Context, groups: list[Group]) -> list[Group]:
+def _absorb(ctx: SearchContext, groups: list[Group]) -> list[Group]:
     """Add new documents the dendrogram left elsewhere to the proposal they are closest to.
 
     A document no existing folder claims joins the proposal whose documents it is most
@@ -807,34 +455,12 @@ def _absorb(ctx: _Context, groups: list[Group]) -> list[Group]:
         if sim > other and sim >= weakest[g]:
             extra.setdefault(int(g), []).append(d)
     return [
-        _with_members(ctx, g, g.members + tuple(extra[k])) if k in extra else g
+        with_members(ctx, g, g.members + tuple(extra[k])) if k in extra else g
         for k, g in enumerate(groups)
     ]
 
 
-def _with_members(ctx: _Context, group: Group, members: tuple[int, ...]) -> Group:
-    """``group`` holding ``members``; added documents go to the part they are closest to."""
-    added = [d for d in members if d not in set(group.members)]
-    parts = list(group.parts)
-    if parts and added:
-        sums = np.vstack([ctx.sum_of(p.members) for p in parts])
-        sizes = np.array([len(p.members) for p in parts], dtype=np.float64)
-        nearest = (np.asarray(ctx.Xw[added] @ sums.T) / sizes).argmax(axis=1)
-        for k in range(len(parts)):
-            mine = tuple(d for d, j in zip(added, nearest, strict=True) if j == k)
-            if mine:
-                parts[k] = _with_members(ctx, parts[k], parts[k].members + mine)
-    s, m = ctx.sum_of(members), len(members)
-    return Group(
-        members,
-        group.parent,
-        cohesion_of(s, m),
-        ctx.affinity(s, m),
-        tuple(parts),
-    )
-
-
-def _divide(ctx: _Context, group: Group, folders: FolderCohesion, min_size: int) -> Group:
+def _divide(ctx: SearchContext, group: Group, folders: FolderCohesion, min_size: int) -> Group:
     """``group`` with proposed subfolders where it holds groups as cohesive as the person's
     folders (``_subfolders.folder_like_parts``). Pieces joined by ``_merge`` stay its parts,
     each divided in turn."""
@@ -885,11 +511,3 @@ def _without(group: Group, drop: set[int]) -> Group | None:
         return None
     parts = tuple(p for p in (_without(p, drop) for p in group.parts) if p is not None)
     return replace(group, members=members, parts=parts)
-
-
-def common_prefix(a: FolderPath, b: FolderPath) -> FolderPath:
-    """Deepest common ancestor-or-self of two folder paths."""
-    d = 0
-    while d < min(len(a), len(b)) and a[d] == b[d]:
-        d += 1
-    return a[:d]

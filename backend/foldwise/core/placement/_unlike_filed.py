@@ -17,7 +17,7 @@ flagged is a hypergeometric tail; that p-value, corrected for the number of fold
 tested (Bonferroni), says whether F holds documents of something else. In such a folder
 the documents flagged both by that split and by a second, independent one are returned;
 they become a proposal only if they also pass the test every proposal passes
-(``_proposals._unlike_filed``).
+(``_regroup.unlike_filed_siblings``).
 
 The test needs filed documents: on a synthetic corpus with 60% of every folder filed, a
 hidden sibling of 15 documents was found in 3 of 20 draws with 9 filed per folder, and in
