@@ -6,13 +6,31 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.cluster.hierarchy import linkage
+from scipy.spatial.distance import pdist
 from sklearn.preprocessing import normalize
 
-from foldwise.core.placement._subfolders import FolderCohesion, cohesion, folder_like_parts
+from foldwise.core.placement._subfolders import (
+    FolderCohesion,
+    cohesion,
+    cosine_average_linkage,
+    folder_like_parts,
+)
 
 
 def _rows(vectors) -> sp.csr_matrix:
     return sp.csr_matrix(normalize(np.asarray(vectors, dtype=float)))
+
+
+@pytest.mark.parametrize("m", [2, 3, 40, 130])
+def test_cosine_average_linkage_is_scipys_on_cosine_distances(m):
+    """Blocks of 16 rows (fewer than m, and not dividing it) give the merges and heights of
+    scipy's average linkage on the full cosine distances."""
+    rows = sp.csr_matrix(normalize(sp.random(m, 60, density=0.2, random_state=m)))
+    oracle = linkage(pdist(rows.toarray(), "cosine"), "average")
+    found = cosine_average_linkage(rows, block=16)
+    assert np.array_equal(found[:, [0, 1, 3]], oracle[:, [0, 1, 3]])
+    np.testing.assert_allclose(found[:, 2], oracle[:, 2], atol=1e-12)
 
 
 def test_cohesion_is_the_average_cosine_of_distinct_pairs():

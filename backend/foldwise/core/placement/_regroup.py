@@ -16,8 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.cluster.hierarchy import leaves_list, linkage
-from scipy.spatial.distance import squareform
+from scipy.cluster.hierarchy import leaves_list
 from scipy.stats import chi2
 
 from foldwise.core._hierarchy import FolderPath
@@ -30,7 +29,11 @@ from foldwise.core.placement._proposal_groups import (
     own_cluster,
     with_members,
 )
-from foldwise.core.placement._subfolders import FolderCohesion, cohesion_of
+from foldwise.core.placement._subfolders import (
+    FolderCohesion,
+    cohesion_of,
+    cosine_average_linkage,
+)
 
 #: over all the subtrees it looks at.
 GROUP_ALPHA = 0.01
@@ -153,10 +156,7 @@ def _pool_subtrees(
     subtrees of fewer than ``smallest`` documents are not looked at."""
     if pool.size < max(smallest, MIN_PIECE) or not ctx.label_counts.size:
         return []
-    rows = ctx.Xw[pool]
-    distances = np.clip(1.0 - np.asarray((rows @ rows.T).todense()), 0.0, None)
-    np.fill_diagonal(distances, 0.0)
-    Z = linkage(squareform(distances, checks=False), method="average")
+    Z = cosine_average_linkage(ctx.Xw[pool])
     m = pool.size
     children = {m + k: (int(Z[k, 0]), int(Z[k, 1])) for k in range(m - 1)}
     # The leaves of every subtree are a contiguous run of the dendrogram's leaf order.
