@@ -60,6 +60,7 @@ from foldwise.bench.service_protocol import (
     churn,
     closer_truth,
     load_for_service,
+    paired_p,
     result_line,
     share,
     split_arguments,
@@ -508,6 +509,8 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
     def relative(new: float, old: float) -> float | None:
         return (new - old) / old if old else None
 
+    served_only = sum(right(before, d) and not svm_right(svm, d) for d in known)
+    svm_only = sum(svm_right(svm, d) and not right(before, d) for d in known)
     known_in = _in_proposals(before, known, corpus, text_of)
     known_in_after = _in_proposals(after, rest, corpus, text_of)
     proposals_before = {f["id"]: f["name"] for f in after["folders"] if f["kind"] == "proposed"}
@@ -521,6 +524,11 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             "served_exact": share([right(before, d) for d in known]),
             "served_exact_after": share([right(after, d) for d in rest]),
             "svm_exact": share([svm_right(svm, d) for d in known]),
+            # The known documents one of the two places right and the other wrong, and
+            # whether the difference is more than chance (exact McNemar test).
+            "served_only_right": served_only,
+            "svm_only_right": svm_only,
+            "served_vs_svm_p": paired_p(served_only, svm_only),
             "svm_retrained_exact": share([svm_right(retrained, d) for d in rest]),
             "misplaced_before": mis_before,
             "misplaced_after": mis_after,
@@ -590,6 +598,7 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
 SUMMARY = [
     "served_exact",
     "svm_exact",
+    "served_vs_svm_p",
     "known_in_proposals",
     "calibration",
     "calibration_all",
@@ -636,6 +645,11 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
         }
         table[str(setting)]["runs_served_below_svm"] = sum(
             r["served_exact"] < r["svm_exact"] for r in rows
+        )
+        # Below by more than chance: the paired test on the known documents at .05.
+        table[str(setting)]["runs_served_below_svm_p05"] = sum(
+            r["served_exact"] < r["svm_exact"] and (r.get("served_vs_svm_p") or 1.0) < 0.05
+            for r in rows
         )
     return table
 

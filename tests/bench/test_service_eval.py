@@ -16,6 +16,7 @@ from foldwise.bench.service_protocol import (
     churn,
     closer_truth,
     common_depth,
+    paired_p,
     split_for_service,
     violates,
 )
@@ -113,6 +114,16 @@ def test_best_match_f_and_churn_by_hand():
     assert churn({1: 10, 2: 11}, {1: 10, 2: 12}) == 0.5
 
 
+def test_paired_p_is_mcnemars_exact_test_by_hand():
+    # 0 against 5: both tails of Binomial(5, 1/2) at the extremes, 2 / 32.
+    assert paired_p(0, 5) == pytest.approx(2 / 32)
+    assert paired_p(5, 0) == pytest.approx(2 / 32)
+    # 1 against 9: 2 (1 + 10) / 1024.
+    assert paired_p(9, 1) == pytest.approx(22 / 1024)
+    assert paired_p(4, 4) == 1.0
+    assert paired_p(0, 0) is None
+
+
 @pytest.mark.slow
 def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
     corpus = _corpus(tmp_path / "c", per_folder=10)
@@ -150,6 +161,10 @@ def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
     for key in ("served_exact", "svm_exact", "misplaced_before", "misplaced_after", "churn"):
         assert 0.0 <= run[key] <= 1.0, key
     assert 0.0 <= run["proposal_f"] <= 1.0 and run["moves"] <= 2
+    # The paired test counts the known documents exactly one of the two places right.
+    difference = (run["served_only_right"] - run["svm_only_right"]) / run["known_new"]
+    assert difference == pytest.approx(run["served_exact"] - run["svm_exact"])
+    assert run["served_vs_svm_p"] == paired_p(run["served_only_right"], run["svm_only_right"])
     assert run["questions_asked"] <= 3 and run["critique_violations"] == 0
     assert len(run["known_in_proposals_paths"]) == run["known_in_proposals"]
     assert len(run["known_in_proposals_after_paths"]) == run["known_in_proposals_after"]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from scipy.stats import binom
 
 from foldwise.bench._corpus import Corpus, CorpusError, load_corpus
 from foldwise.core import FolderPath
@@ -159,6 +160,20 @@ def best_match_f(hidden: Mapping[FolderPath, set[int]], groups: Sequence[set[int
         best = max((2 * len(g & h) / (len(g) + len(h)) for g in groups if g), default=0.0)
         score += len(h) * best
     return score / total
+
+
+def paired_p(wins: int, losses: int) -> float | None:
+    """Exact two-sided McNemar p-value of two placements of the same documents.
+
+    ``wins``: documents the first places right and the second wrong; ``losses`` the other
+    way round. Under "equally good" each such document goes either way with probability
+    one half, so the p-value is twice the binomial tail of the smaller count (at most 1).
+    None when the two never disagree on right and wrong.
+    """
+    n = wins + losses
+    if n == 0:
+        return None
+    return min(1.0, 2.0 * float(binom.cdf(min(wins, losses), n, 0.5)))
 
 
 def churn(before: Mapping[int, object], after: Mapping[int, object]) -> float:
