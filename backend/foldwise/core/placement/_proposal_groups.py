@@ -1,5 +1,5 @@
 """The groups the proposal search builds and what each of its steps reads
-(``_proposals``, ``regroup_open_set``; docs/placement.md, "Extended tree").
+(``_proposals``, ``_regroup``; docs/placement.md, "Extended tree").
 
 A :class:`Group` is a set of new documents proposed as one folder under a parent folder. A
 :class:`SearchContext` holds the rows, posteriors and tests of one call of
@@ -58,8 +58,6 @@ OPEN_SET_GATE = 0.9
 #: documents near it (on the PHP manual, 0-9 known documents per run in proposals instead
 #: of 2-33, the hidden folders found as before; docs/placement.md, "Open set").
 CLASSIFIER_PATH_LEVEL = 0.25
-
-#: Level of the test that a group's neighbourhoods are new together (``regroup_unusual``),
 
 
 @dataclass
@@ -181,6 +179,9 @@ def own_cluster(ctx: SearchContext, docs: NDArray[np.intp]) -> Group | None:
 
 
 def posterior_parent(ctx: SearchContext, members: NDArray[np.intp]) -> FolderPath:
+    """The deepest folder with subfolders that the level assignment (003 eq. 9) of the
+    members' mean posterior reaches, counting only mass above both ``rho`` and what an
+    average new document puts there (``baseline``)."""
     tree = ctx.tree
     mass = tree.subtree @ ctx.proba[members].mean(axis=0)
     base = tree.subtree @ ctx.baseline

@@ -35,6 +35,7 @@ from foldwise.core.placement._subfolders import (
     cosine_average_linkage,
 )
 
+#: Level of the test that a group's neighbourhoods are new together (``regroup_unusual``),
 #: over all the subtrees it looks at.
 GROUP_ALPHA = 0.01
 
