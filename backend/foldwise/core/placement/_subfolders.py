@@ -48,9 +48,9 @@ def cosine_average_linkage(
     under the cosine distance ``max(0, 1 - cos)``, shape (m - 1, 4).
 
     The distances go straight into condensed form, ``block`` rows of similarities at a
-    time: the full m x m product, dense and as a sparse intermediate, took 470 MB above
-    the condensed 100 MB for a pool of 5,000 new documents (docs/placement.md,
-    "Neighbourhoods new together").
+    time: for a pool of 5,000 new documents the full m x m product (sparse, then dense)
+    peaked at 470 MB above the rows, the blocks at 220 MB (docs/placement.md, "Memory of
+    the regrouping").
     """
     rows = sp.csr_matrix(rows)
     m = rows.shape[0]
