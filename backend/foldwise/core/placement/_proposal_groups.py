@@ -142,6 +142,11 @@ class SearchContext:
         inner = np.asarray(self.Xw[list(docs)] @ self.sum_of(docs)).ravel() - 1.0
         return inner / (len(docs) - 1)
 
+    def like_each_other(self, docs: NDArray[np.intp]) -> NDArray[np.intp]:
+        """Those of ``docs`` (two or more) more like the others on average than like any
+        existing folder's documents: a document of another topic among them is not."""
+        return docs[self.to_others(docs) > self.row_affinities(self.Xw[docs])]
+
     def affinities(
         self, s: NDArray[np.float64], m: int, plain: bool = False
     ) -> NDArray[np.float64]:

@@ -87,8 +87,8 @@ def regroup_unusual(
     existing folder (``known < NOVELTY_GATE``) are clustered on their own, and a maximal
     subtree becomes a proposal when
 
-    - each member is more like the others than like any folder (as ``unlike_filed_siblings``
-      asks);
+    - each member is more like the others than like any folder
+      (``SearchContext.like_each_other``, as ``unlike_filed_siblings`` asks);
     - its members' p-values together reject "ordinary neighbourhoods" (Fisher's method on
       the p-values rescaled to the pool's level, Bonferroni over the subtrees tested, at
       ``GROUP_ALPHA``);
@@ -97,8 +97,8 @@ def regroup_unusual(
     - it is as cohesive as a quarter of the person's folders (``folders.one_folder``, on
       the plain rows): a loose heap of unusual pages is not a folder.
 
-    Unlike ``regroup_open_set``, the group may lie under the root: a hidden subtree at the top of
-    the hierarchy has no folder to sit under. A document the previous tree showed in an
+    Unlike ``regroup_open_set``, the group may lie under the root: a hidden subtree at the
+    top of the hierarchy has no folder to sit under. A document the previous tree showed in an
     existing folder is taken out of the groups found (``shown_before``): the person has
     seen it placed, and the group test shifts with every critique (moved documents become
     filed ones, and the neighbourhoods with them); in the service benchmark a recluster
@@ -125,8 +125,7 @@ def regroup_unusual(
     n_tests = max(pool.size - 1, 1)
 
     def qualify(docs: NDArray[np.intp]) -> Group | None:
-        # Each member more like the others than like any folder (as in ``unlike_filed_siblings``).
-        docs = docs[ctx.to_others(docs) > ctx.row_affinities(ctx.Xw[docs])]
+        docs = ctx.like_each_other(docs)
         if docs.size < min_size:
             return None
         rescaled = np.maximum(p[docs] / CLASSIFIER_PATH_LEVEL, np.finfo(float).tiny)
@@ -193,10 +192,10 @@ def unlike_filed_siblings(
     from F's filed documents (``_unlike_filed.unlike_filed``). Besides the other topic's
     documents, now and then one of F's own new documents is flagged by chance (it lies
     above every filed document of its half in both splits). Those are not like the others:
-    a flagged
-    document stays only if its neighbourhood is not an ordinary one (``not_ordinary``,
-    as on the classifier's path) and it is more like the other flagged ones on average
-    than like any existing folder (the test ``_absorb`` applies to one document). What
+    a flagged document stays only if its neighbourhood is not an ordinary one
+    (``not_ordinary``, as on the classifier's path) and it is more like the other flagged
+    ones on average than like any existing folder (``SearchContext.like_each_other``, the
+    test ``_absorb`` applies to one document). What
     stays, and no other proposal took, becomes a proposal beside F (under F's parent)
     when it is a cluster of its own, as every proposal is (cohesion above its affinity to
     every existing folder; docs/placement.md, "Unlike what the person filed").
@@ -206,7 +205,7 @@ def unlike_filed_siblings(
         members = np.array(sorted(d for d in docs if d not in taken and ctx.not_ordinary[d]))
         if members.size < MIN_PIECE or not ctx.label_counts.size:
             continue
-        members = members[ctx.to_others(members) > ctx.row_affinities(ctx.Xw[members])]
+        members = ctx.like_each_other(members)
         if members.size < MIN_PIECE:
             continue
         s, k = ctx.sum_of(members), members.size
