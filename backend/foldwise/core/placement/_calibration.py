@@ -123,7 +123,7 @@ def novelty_coefficients(
 ) -> NDArray[np.float64]:
     """Coefficients (a, b, c) of ``sigmoid(a d1 + b (d1 - d2) + c)``, the probability of
     belonging to an existing folder, from the hidden groups' (features, known) pairs
-    (``FolderPlacement._novelty_folds``); empty when they hold only one kind."""
+    (``_held_out_fits.novelty_folds``); empty when they hold only one kind."""
     results = [r for r in done if r is not None]
     if not results:
         return np.zeros(0)

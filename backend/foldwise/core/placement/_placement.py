@@ -50,12 +50,7 @@ from sklearn.preprocessing import normalize
 from sklearn.svm import LinearSVC
 
 from foldwise.core._hierarchy import FolderPath
-from foldwise.core.placement._calibration import (
-    log_softmax,
-    novelty_coefficients,
-    temperature_from,
-    top_two_decisions,
-)
+from foldwise.core.placement._calibration import log_softmax
 from foldwise.core.placement._checks import (
     Matrix,
     as_csr,
@@ -64,13 +59,10 @@ from foldwise.core.placement._checks import (
     check_weights,
 )
 from foldwise.core.placement._cross_validated import CV_PARAMS, CrossValidated
+from foldwise.core.placement._held_out_fits import fit_final_and_held_out
 from foldwise.core.placement._levels import Placement, assign_folder_levels, common_depths
 from foldwise.core.placement._placement_arrays import placement_from_arrays, placement_to_arrays
-from foldwise.core.placement._representation import (
-    HeldOut,
-    NoveltyExamples,
-    choose_representation,
-)
+from foldwise.core.placement._representation import choose_representation
 from foldwise.core.placement._sampled_svm import (
     FirstPass,
     first_pass,
@@ -301,7 +293,7 @@ class FolderPlacement(BaseEstimator):
                 self.novelty_coef_ = kept.novelty_coef
             else:
                 (self.coef_, self.intercept_), self.temperature_, self.novelty_coef_ = (
-                    self._fit_final_and_cross_validated(final, F[labeled], y, held_out, novelty)
+                    fit_final_and_held_out(self, final, F[labeled], y, held_out, novelty)
                 )
         self.triples_ = check_triples(triples, n_docs)
         self._fit_labels = [None if f is None else index[tuple(f)] for f in folders]
@@ -534,106 +526,6 @@ class FolderPlacement(BaseEstimator):
             return None
         return first_pass(F, y, C=self.C, random_state=self.random_state)
 
-    def _fit_final_and_cross_validated(
-        self,
-        final: Callable[[], tuple[NDArray[np.float64], NDArray[np.float64]]],
-        F: sp.csr_matrix,
-        y: NDArray[np.intp],
-        held_out: HeldOut | None = None,
-        novelty: NoveltyExamples | None = None,
-    ) -> tuple[tuple[NDArray[np.float64], NDArray[np.float64]], float, NDArray[np.float64]]:
-        """The ``final`` fit's (coef, intercept), the temperature (:meth:`_temperature_folds`)
-        and the novelty model (:meth:`_novelty_folds`), the fold fits on one pool of
-        ``n_jobs`` threads.
-
-        ``held_out``: the representation selection's folds and held-out decisions of the
-        chosen representation (:func:`choose_representation`). The temperature is then
-        fitted on them instead of on folds of its own: five of the first fit's 17 SVM fits
-        fewer (docs/placement.md, "Temperature from the selection's folds"). ``novelty``:
-        the novelty model's examples from the selection's fold, where it hid folders; the
-        novelty model then runs no fold of its own.
-
-        The two cross-validations are independent. Each on its own pool left a thread
-        idle whenever its folds did not divide among the threads, and where the SVMs are
-        sampled each runs one fold: one after the other, on one thread, 54 s and 42 s on
-        the generated 100,000-document archive (docs/recluster.md, "Temperature and
-        novelty side by side").
-
-        Where the SVMs are sampled the final fit joins the same pool: one novelty fold is
-        all that is left to run there, and after the final fit it ran alone on one thread
-        while the other idled (docs/recluster.md, "The novelty fold beside the final fit").
-        Below that the final fit runs first, alone: liblinear's one-vs-rest then trains
-        with no other fit drawing from the process's one generator, so its SVMs do not
-        depend on the threads.
-        """
-        beside = self._sampled(y.size)
-        fitted = None if beside else final()
-        temperature_fits, temperature_from = self._temperature_folds(F, y, held_out)
-        if novelty is None:
-            novelty_fits, novelty_from = self._novelty_folds(F, y)
-        else:
-            novelty_fits, novelty_from = [], lambda _: novelty_coefficients([novelty])
-        done = self._parallel(_call, ([final] if beside else []) + temperature_fits + novelty_fits)
-        if fitted is None:
-            fitted, done = done[0], done[1:]
-        k = len(temperature_fits)
-        return fitted, temperature_from(done[:k]), novelty_from(done[k:])
-
-    def _temperature_folds(
-        self, F: sp.csr_matrix, y: NDArray[np.intp], held_out: HeldOut | None = None
-    ) -> tuple[list[Callable[[], Any]], Callable[[list[Any]], float]]:
-        """Softmax temperature minimising the held-out log-loss of the labeled documents.
-
-        Each labeled document is scored by SVMs that did not see it, so the posteriors are
-        as sure as the classifier is on new documents, not on its own training data.
-        Returns the fold fits to run and the function that turns their results into the
-        temperature (setting the calibration and ``held_out_top_`` on the way). With
-        ``held_out`` (the selection's folds and decisions) there is nothing to fit, and the
-        temperature's own search is the one task: it runs beside the final fit instead of
-        after it (1.7 s of one thread at 100,000 documents in 1,000 folders, while the
-        final fit's mining left the other core half idle; docs/recluster.md, "Hard
-        negatives on both cores").
-        """
-        if held_out is not None:
-            return [functools.partial(self._temperature_from, y, *held_out)], lambda done: done[0]
-        rng = np.random.default_rng(self.random_state)
-        fold = np.empty(y.size, dtype=np.intp)
-        for j in np.unique(y):
-            members = np.flatnonzero(y == j)
-            fold[members] = rng.permutation(members.size) % self.cv
-
-        def fold_decisions(f: int) -> NDArray[np.float64] | None:
-            test = fold == f
-            train = ~test
-            # A folder whose only labeled documents are held out cannot be predicted: its
-            # documents tell nothing about the temperature.
-            if not test.any() or np.unique(y[train]).size < 2:
-                return None
-            coef, intercept = self._fit_svm(F[train], y[train])
-            D = np.asarray(F[test] @ coef.T)
-            # In place: at 1,000 folders the held-out decisions are 160 MB, and the two
-            # cross-validations fit side by side (_fit_final_and_cross_validated).
-            D += intercept
-            return D
-
-        used = list(range(self._folds_used(self.cv, y.size)))
-        fits: list[Callable[[], Any]] = [functools.partial(fold_decisions, f) for f in used]
-        return fits, functools.partial(self._temperature_from, y, fold, used)
-
-    def _temperature_from(
-        self,
-        y: NDArray[np.intp],
-        fold: NDArray[np.intp],
-        used: list[int],
-        decisions: list[NDArray[np.float64] | None],
-    ) -> float:
-        """The temperature from the held-out ``decisions`` of the folds ``used``; sets the
-        calibration map and ``held_out_top_`` on the way (``_calibration.temperature_from``)."""
-        fit = temperature_from(y, fold, used, decisions, len(self.folders_))
-        self.calibration_x_, self.calibration_y_ = fit.calibration_x, fit.calibration_y
-        self.held_out_top_ = fit.held_out_top
-        return fit.temperature
-
     def calibrated_confidence(self, top: ArrayLike) -> NDArray[np.float64]:
         """Probability that a document whose top posterior is ``top`` is placed right,
         shape of ``top``; the posterior itself when no held-out documents were scored."""
@@ -642,61 +534,6 @@ class FolderPlacement(BaseEstimator):
         if self.calibration_x_.size == 0:
             return top
         return np.interp(top, self.calibration_x_, self.calibration_y_)
-
-    def _novelty_folds(
-        self, F: sp.csr_matrix, y: NDArray[np.intp]
-    ) -> tuple[list[Callable[[], Any]], Callable[[list[Any]], NDArray[np.float64]]]:
-        """Logistic model of "belongs to an existing folder" from the top decision values.
-
-        New topics are simulated with the labeled data: folders are split into ``cv``
-        groups, and each group in turn is hidden from the SVMs. Held-out documents of the
-        seen folders are examples of known documents, all documents of the hidden folders
-        examples of new ones (settings 2-3 of 001 sec. 5.2, played on the training data).
-        Features: the highest decision value and its margin over the second. Both kinds are
-        weighted equally: how many new documents come from new topics is not known.
-
-        Returns the fold fits to run and the function that turns their results into the
-        coefficients (a, b, c) of ``sigmoid(a d1 + b (d1 - d2) + c)``, or an empty array
-        when there are too few folders to hide some.
-        """
-        present = np.unique(y)
-        if present.size < 3:
-            return [], lambda _: np.zeros(0)
-        group, n_groups, rng = self._novelty_groups(y)
-        fold = np.empty(y.size, dtype=np.intp)
-        for j in present:
-            members = np.flatnonzero(y == j)
-            fold[members] = rng.permutation(members.size) % self.cv
-
-        def hide_group(g: int) -> tuple[NDArray[np.float64], NDArray[np.bool_]] | None:
-            hidden = group == g
-            train = ~hidden & (fold != g)
-            seen = np.unique(y[train])
-            if seen.size < 2:
-                return None
-            coef, intercept = self._fit_svm(F[train], y[train])
-            # The seen folders' coefficients as columns: one copy, not one per block of rows.
-            W = np.ascontiguousarray(coef.T[:, seen])
-            del coef
-            test = hidden | ((fold == g) & np.isin(y, seen))
-            return top_two_decisions(F, np.flatnonzero(test), W, intercept[seen]), ~hidden[test]
-
-        groups = range(self._folds_used(n_groups, y.size))
-        return [functools.partial(hide_group, g) for g in groups], novelty_coefficients
-
-    def _novelty_groups(
-        self, y: NDArray[np.intp]
-    ) -> tuple[NDArray[np.intp], int, np.random.Generator]:
-        """The group of each labeled document's folder (n_labeled,), the number of groups
-        (``cv``, at most one per folder present), and the generator that drew them, for
-        the draws that follow."""
-        present = np.unique(y)
-        rng = np.random.default_rng(self.random_state + 1)
-        n_groups = min(self.cv, present.size)
-        group_of = dict(
-            zip(present.tolist(), rng.permutation(present.size) % n_groups, strict=True)
-        )
-        return np.array([group_of[int(c)] for c in y], dtype=np.intp), n_groups, rng
 
     # --------------------------------------------------------------- predicting
 
@@ -868,7 +705,3 @@ def correlation_ratio(X: sp.csr_matrix, y: NDArray[np.intp], n_classes: int) -> 
 
 def _scale_columns(X: sp.csr_matrix, s: NDArray[np.float64]) -> sp.csr_matrix:
     return sp.csr_matrix(X @ sp.diags(s))
-
-
-def _call(fit: Callable[[], _T]) -> _T:
-    return fit()

@@ -5,7 +5,7 @@ Cross-validation on the labeled documents decides, the previous choice standing 
 other is clearly better; a near tie with no previous choice goes to plain where folders are
 big (:func:`near_tie_choice`). The chosen representation's held-out decisions, and where the
 SVMs are sampled the novelty model's examples, come out of the same folds, for the
-temperature and the novelty model (:meth:`FolderPlacement._fit_final_and_cross_validated`).
+temperature and the novelty model (:func:`_held_out_fits.fit_final_and_held_out`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from numpy.typing import NDArray
 
 from foldwise.core.placement._calibration import top_two_decisions
 from foldwise.core.placement._decision_kernel import best_two
+from foldwise.core.placement._held_out_fits import novelty_groups
 from foldwise.core.placement._sampled_svm import second_pass
 
 if TYPE_CHECKING:
@@ -95,13 +96,13 @@ def choose_representation(
     (:func:`near_tie_choice`).
 
     The chosen representation's held-out decisions are what the temperature needs
-    too, so they are returned for it (:meth:`FolderPlacement._fit_final_and_cross_validated`):
+    too, so they are returned for it (:func:`_held_out_fits.fit_final_and_held_out`):
     all of them, or a random sample where both representations' would take more than
     :data:`MAX_KEPT_DECISIONS` values (at 100,000 documents in 1,000 folders one
     fold's are 270 MB each).
 
     Where the SVMs are sampled (one fold) the fold also hides the novelty model's
-    first group of folders (:meth:`FolderPlacement._novelty_groups`) from training, so
+    first group of folders (:func:`_held_out_fits.novelty_groups`) from training, so
     that the chosen representation's fit gives the novelty model's examples as well: the
     documents of the hidden folders (new) and the held-out ones of the others (known).
     That saves the novelty fold, 1,600 of a first fit's 7,600 binary SVMs at 1,000
@@ -119,7 +120,7 @@ def choose_representation(
         return "latent", None, None  # too few labeled documents to compare on
     hidden = np.zeros(y.size, dtype=bool)
     if model._sampled(y.size) and np.unique(y).size >= 3:
-        hidden = model._novelty_groups(y)[0] == 0
+        hidden = novelty_groups(model, y)[0] == 0
     # Where the SVMs are sampled (one fold) the representations are compared on their
     # first pass, and only the chosen one's second pass is fitted (docs/recluster.md,
     # "The selection on the first pass"); elsewhere each fold is finished at once.
