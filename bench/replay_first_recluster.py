@@ -50,7 +50,8 @@ from foldwise.bench.service_protocol import (
 from foldwise.core import FolderPath
 from foldwise.service.recluster import core_adapter
 from representation_study import recluster_inputs
-from service_eval import _proposal_members, _targets, import_filed, post_new
+from served_tree import proposal_members, targets
+from service_eval import import_filed, post_new
 
 
 def score(
@@ -128,10 +129,10 @@ def save(corpus_path: Path, settings: list[int], seeds: list[int], out: Path) ->
                 "hidden": {d: split.is_hidden(f) for d, f in truth.items()},
                 "names": _names(inputs.paths, folders),
             }
-            placed = {d: f if isinstance(f, int) else None for d, f in _targets(tree).items()}
+            placed = {d: f if isinstance(f, int) else None for d, f in targets(tree).items()}
             confidence = {p["document_id"]: p["confidence"] for p in tree["placements"]}
             run["service"] = score(
-                placed, _proposal_members(tree), truth, run["hidden"], run["names"], confidence
+                placed, proposal_members(tree), truth, run["hidden"], run["names"], confidence
             )
             with (out / f"run-{setting}-{seed}.pkl").open("wb") as f:
                 pickle.dump(run, f)

@@ -44,8 +44,6 @@ import tempfile
 import time
 import warnings
 import zipfile
-from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,15 +56,25 @@ from foldwise.bench.service_protocol import (
     ServiceSplit,
     best_match_f,
     churn,
-    closer_truth,
     load_for_service,
     paired_p,
     result_line,
     share,
     split_arguments,
     split_for_service,
-    violates,
 )
+from served_tree import (
+    changed_by_feedback,
+    hidden_placed,
+    in_proposals,
+    instant_moves,
+    places,
+    proposal_makeup,
+    proposal_members,
+    shown_sure,
+    targets,
+)
+from simulated_person import answer_questions, critiques_violated, move_documents
 
 FolderPath = tuple[str, ...]
 
@@ -124,89 +132,6 @@ def post_texts(server: Server, corpus: Corpus, indices: list[int]) -> dict[int, 
     return text_of
 
 
-def _targets(tree: dict[str, Any]) -> dict[int, int | str | None]:
-    return {p["document_id"]: p["folder_id"] for p in tree["placements"]}
-
-
-def _places(
-    tree: dict[str, Any], folder_path: dict[int, FolderPath]
-) -> dict[int, tuple[str | None, float | None]]:
-    """Document id -> where ``tree`` shows it (a folder path, ``proposal:<name>`` or None)
-    and the confidence it shows it with."""
-    names = {f["id"]: f["name"] for f in tree["folders"] if f["kind"] == "proposed"}
-    out: dict[int, tuple[str | None, float | None]] = {}
-    for p in tree["placements"]:
-        target = p["folder_id"]
-        label = (
-            f"proposal:{names.get(target)}"
-            if isinstance(target, str)
-            else "/".join(folder_path[target])
-            if isinstance(target, int) and target in folder_path
-            else None
-        )
-        out[p["document_id"]] = (label, p.get("confidence"))
-    return out
-
-
-def _shown_sure(tree: dict[str, Any]) -> set[int]:
-    """Documents ``tree`` shows in an existing folder at confidence .9 or more."""
-    return {
-        p["document_id"]
-        for p in tree["placements"]
-        if isinstance(p["folder_id"], int) and p["confidence"] >= 0.9
-    }
-
-
-def _changed_by_feedback(
-    before: dict[str, Any],
-    after: dict[str, Any],
-    docs: list[int],
-    truth: dict[int, FolderPath],
-    folder_path: dict[int, FolderPath],
-) -> list[tuple[int, dict[str, Any]]]:
-    """Each of ``docs`` whose place differs after feedback, with its true folder and where it
-    was and is (:func:`_places`) with the confidence shown."""
-    was, now = _places(before, folder_path), _places(after, folder_path)
-    changes = []
-    for d in docs:
-        place, confidence = was.get(d, (None, None))
-        place_after, confidence_after = now.get(d, (None, None))
-        if place != place_after:
-            change = {
-                "truth": "/".join(truth[d]),
-                "before": place,
-                "before_confidence": confidence,
-                "after": place_after,
-                "after_confidence": confidence_after,
-            }
-            changes.append((d, change))
-    return changes
-
-
-def _instant_moves(
-    before: dict[str, Any],
-    instant: dict[str, Any],
-    after: dict[str, Any],
-    docs: list[int],
-    right: Callable[[dict[str, Any], int], bool],
-) -> dict[str, Any]:
-    """Of ``docs``, those ``instant`` shows elsewhere than ``before``: how many, how many
-    right there and wrong before, the other way round, and how many ``after`` puts back."""
-    b, i, a = _targets(before), _targets(instant), _targets(after)
-    moved = [d for d in docs if i.get(d) != b.get(d)]
-    shown = {p["document_id"]: p["confidence"] for p in instant["placements"]}
-    return {
-        # JSON only: each as (right before, right then, put back, confidence then).
-        "instant_moves": [
-            (right(before, d), right(instant, d), a.get(d) == b.get(d), shown.get(d)) for d in moved
-        ],
-        "instant_moved": len(moved),
-        "instant_moved_to_right": sum(right(instant, d) and not right(before, d) for d in moved),
-        "instant_moved_to_wrong": sum(right(before, d) and not right(instant, d) for d in moved),
-        "instant_put_back": sum(a.get(d) == b.get(d) for d in moved),
-    }
-
-
 def _late_figures(
     corpus: Corpus,
     split: ServiceSplit,
@@ -224,13 +149,13 @@ def _late_figures(
     ingest, instant, after = trees
     known = [d for d, i in late_of.items() if not split.is_hidden(tuple(corpus.folders[i]))]
     want = {d: folder_id.get(tuple(corpus.folders[late_of[d]])) for d in known}
-    targets = {id(tree): _targets(tree) for tree in trees}
+    shown_in = {id(tree): targets(tree) for tree in trees}
 
     def right(tree: dict[str, Any], d: int) -> bool:
-        return targets[id(tree)].get(d) == want[d]
+        return shown_in[id(tree)].get(d) == want[d]
 
     def sure(tree: dict[str, Any]) -> list[bool]:
-        shown = _shown_sure(tree)
+        shown = shown_sure(tree)
         return [right(tree, d) for d in known if d in shown]
 
     filed = list(split.filed)
@@ -243,9 +168,9 @@ def _late_figures(
         labels + ["/".join(corpus.folders[text_of[d]]) for d in moved],
         queries,
     )
-    updated = _instant_moves(ingest, instant, after, known, right)
+    updated = instant_moves(ingest, instant, after, known, right)
     folder_path = {i: path for path, i in folder_id.items()}
-    at_ingest, at_after = _places(ingest, folder_path), _places(after, folder_path)
+    at_ingest, at_after = places(ingest, folder_path), places(after, folder_path)
 
     return {
         # JSON only: each late document of an existing folder, where ingest and the next
@@ -272,72 +197,6 @@ def _late_figures(
         "late_instant_calibration": share(sure(instant)),
         **{f"late_{k}": v for k, v in updated.items()},
     }
-
-
-def _proposal_members(tree: dict[str, Any]) -> list[set[int]]:
-    """Member sets of every proposal, each with its nested proposals' documents."""
-    proposed = {f["id"]: f for f in tree["folders"] if f["kind"] == "proposed"}
-    members = {k: set(f.get("document_ids") or []) for k, f in proposed.items()}
-    for key, folder in proposed.items():
-        parent = folder["parent_id"]
-        while isinstance(parent, str) and parent in proposed:
-            members[parent] |= members[key]
-            parent = proposed[parent]["parent_id"]
-    return list(members.values())
-
-
-def _in_proposals(
-    tree: dict[str, Any], docs: list[int], corpus: Corpus, text_of: dict[int, int]
-) -> list[str]:
-    """``"corpus path -> proposal name"`` of each of ``docs`` the tree puts in a proposal."""
-    names = {f["id"]: f["name"] for f in tree["folders"] if f["kind"] == "proposed"}
-    targets = _targets(tree)
-    return sorted(
-        f"{corpus.paths[text_of[d]]} -> {names[targets[d]]}"
-        for d in docs
-        if isinstance(targets.get(d), str)
-    )
-
-
-def _hidden_placed(
-    tree: dict[str, Any], hidden: list[int], folder_path: dict[int, FolderPath]
-) -> dict[str, Any]:
-    """Where the tree puts the documents of the hidden folders: how many in a proposal, in an
-    existing folder and at the top level, and for those in existing folders the folder and
-    the shown confidence (what the open-set test let through)."""
-    shown = {p["document_id"]: p for p in tree["placements"]}
-    existing = [
-        ("/".join(folder_path[shown[d]["folder_id"]]), round(shown[d]["confidence"], 3))
-        for d in hidden
-        if d in shown and isinstance(shown[d]["folder_id"], int)
-    ]
-    in_proposals = sum(1 for d in hidden if d in shown and isinstance(shown[d]["folder_id"], str))
-    return {
-        "proposal": in_proposals,
-        "existing": len(existing),
-        "top": len(hidden) - in_proposals - len(existing),
-        "existing_folders": sorted(existing),
-    }
-
-
-def _proposal_makeup(
-    tree: dict[str, Any], truth: dict[int, FolderPath], folder_path: dict[int, FolderPath]
-) -> list[dict[str, Any]]:
-    """Each proposal's name, parent (an existing folder's path or another proposal's name),
-    and how many of its own documents come from each true folder: which hidden folders a
-    proposal found, and which it cut or mixed."""
-    proposed = {f["id"]: f for f in tree["folders"] if f["kind"] == "proposed"}
-    out = []
-    for folder in proposed.values():
-        parent = folder["parent_id"]
-        where = (
-            proposed[parent]["name"]
-            if isinstance(parent, str) and parent in proposed
-            else "/".join(folder_path.get(parent, ()))
-        )
-        members = Counter("/".join(truth[d]) for d in folder.get("document_ids") or [])
-        out.append({"name": folder["name"], "parent": where, "members": dict(members)})
-    return out
 
 
 def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -372,87 +231,30 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             before, timings["recluster_1"] = server.recluster()
 
             def right(tree: dict[str, Any], d: int) -> bool:
-                return _targets(tree).get(d) == folder_id.get(truth[d])
+                return targets(tree).get(d) == folder_id.get(truth[d])
 
             # The simulated person: questions first, then moves.
-            asked, ties, answered, refused, filed_asked = 0, 0, [], 0, 0
-            # JSON only: every question asked and how the simulated person took it.
-            question_log: list[dict[str, str]] = []
-            skipped: list[int] = []
-            while asked < args.questions:
-                q = server.call("GET", "/api/questions/closer", params={"exclude": skipped})
-                if q.status_code == 204:
-                    break
-                q = q.json()
-                a = q["a"]["id"]
-                if a in skipped:
-                    out["exclude_ignored"] = True
-                    break
-                asked += 1
-                if a not in truth:
-                    filed_asked += 1
-                    skipped.append(a)
-                    question_log.append({"a": f"filed document {a}", "answer": "filed"})
-                    continue
-                fb, fc = (folder_path[q[k]["folder_id"]] for k in ("b", "c"))
-                answer = closer_truth(truth[a], fb, fc)
-                question_log.append(
-                    {
-                        "a": corpus.paths[text_of[a]],
-                        "truth": "/".join(truth[a]),
-                        "b": "/".join(fb),
-                        "c": "/".join(fc),
-                        "answer": answer,
-                    }
-                )
-                if answer == "tie":
-                    ties += 1
-                    skipped.append(a)
-                    continue
-                b, c = (q["b"], q["c"]) if answer == "b" else (q["c"], q["b"])
-                made = server.call(
-                    "POST",
-                    "/api/critiques",
-                    json={"kind": "closer", "a": a, "b": b["id"], "c": c["id"]},
-                )
-                if made.status_code != 201:
-                    refused += 1
-                    skipped.append(a)
-                    question_log[-1]["answer"] = "refused"
-                    continue
-                answered.append((a, folder_path[b["folder_id"]], folder_path[c["folder_id"]]))
-            answered_ids = {a for a, _, _ in answered}
+            paths = {d: corpus.paths[i] for d, i in text_of.items()}
+            answers = answer_questions(server, args.questions, truth, folder_path, paths)
+            if answers.exclude_ignored:
+                out["exclude_ignored"] = True
+            answered_ids = {a for a, _, _ in answers.answered}
             # Posted after the recluster (``--late``): shown at ingest by the fitted model,
             # then after the moves' re-placement, then by the next recluster.
             late_of = post_texts(server, corpus, order[len(order) - n_late :])
             ingest = server.call("GET", "/api/tree/extended").json() if late_of else None
             misplaced = sorted(d for d in known if not right(before, d) and d not in answered_ids)
             moved = rng.sample(misplaced, min(args.moves, len(misplaced)))
-            for d in moved:
-                made = server.call(
-                    "POST",
-                    "/api/critiques",
-                    json={"kind": "move", "document_id": d, "folder_id": folder_id[truth[d]]},
-                )
-                if made.status_code != 201:
-                    raise SystemExit(f"move of {d} refused: {made.status_code} {made.text[:200]}")
+            move_documents(server, moved, truth, folder_id)
             # What the person sees between the critiques and the next recluster: the
             # re-placement after each critique (``instant.replace_after_critique``).
             instant = server.call("GET", "/api/tree/extended").json()
             after, timings["recluster_2"] = server.recluster()
             control, timings["recluster_control"] = server.recluster()
 
-            # Critiques checked against the "after" tree.
-            violations = 0
-            for d in moved:
-                doc = server.call("GET", f"/api/documents/{d}").json()
-                violations += doc["folder_id"] != folder_id[truth[d]]
-            after_targets = _targets(after)
-            for a, fb, fc in answered:
-                target = after_targets.get(a)
-                placed = folder_path.get(target) if isinstance(target, int) else None
-                if placed is not None and violates(placed, fb, fc):
-                    violations += 1
+            violations = critiques_violated(
+                server, after, moved, answers, truth, folder_id, folder_path
+            )
         finally:
             server.stop()
 
@@ -491,16 +293,16 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
         )
 
     # Documents shown in an existing folder at confidence >= .9: right or not.
-    shown_sure = _shown_sure(before)
-    confident = [right(before, d) for d in known if d in shown_sure]
+    sure_before = shown_sure(before)
+    confident = [right(before, d) for d in known if d in sure_before]
     # The same over every new document: a person cannot tell a page of a folder they do
     # not have yet from the others, and it is never right in an existing folder.
-    confident_all = [right(before, d) for d in truth if d in shown_sure]
+    confident_all = [right(before, d) for d in truth if d in sure_before]
     hidden_sets: dict[FolderPath, set[int]] = {}
     for d, f in truth.items():
         if split.is_hidden(f):
             hidden_sets.setdefault(f, set()).add(d)
-    groups = _proposal_members(before)
+    groups = proposal_members(before)
     mis_before = 1 - (share([right(before, d) for d in rest]) or 0.0)
     mis_after = 1 - (share([right(after, d) for d in rest]) or 0.0)
     svm_mis_before = 1 - (share([svm_right(svm, d) for d in rest]) or 0.0)
@@ -511,8 +313,8 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
 
     served_only = sum(right(before, d) and not svm_right(svm, d) for d in known)
     svm_only = sum(svm_right(svm, d) and not right(before, d) for d in known)
-    known_in = _in_proposals(before, known, corpus, text_of)
-    known_in_after = _in_proposals(after, rest, corpus, text_of)
+    known_in = in_proposals(before, known, corpus, text_of)
+    known_in_after = in_proposals(after, rest, corpus, text_of)
     proposals_before = {f["id"]: f["name"] for f in after["folders"] if f["kind"] == "proposed"}
     proposals_control = {f["id"]: f["name"] for f in control["folders"] if f["kind"] == "proposed"}
     out.update(
@@ -536,12 +338,12 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             # JSON only: the documents nobody critiqued whose place feedback changed.
             "changed_by_feedback": [
                 {"path": corpus.paths[text_of[d]], **change}
-                for d, change in _changed_by_feedback(before, after, rest, truth, folder_path)
+                for d, change in changed_by_feedback(before, after, rest, truth, folder_path)
             ],
             # The documents nobody critiqued that the re-placement after the critiques
             # moved, how many of those it moved right, and how many the next recluster
             # put back where they were: a flip and a flip back the person sees.
-            **_instant_moves(before, instant, after, rest, right),
+            **instant_moves(before, instant, after, rest, right),
             # JSON only: what the simulated person moved, to read the changes above by.
             "moved_paths": sorted(
                 f"{corpus.paths[text_of[d]]} -> {'/'.join(truth[d])}" for d in moved
@@ -560,32 +362,32 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             "calibration": share(confident),
             "calibration_all_n": len(confident_all),
             "calibration_all": share(confident_all),
-            "questions_asked": asked,
-            "questions_answered": len(answered),
-            "questions_refused": refused,
-            "tie_share": ties / asked if asked else None,
+            "questions_asked": answers.asked,
+            "questions_answered": len(answers.answered),
+            "questions_refused": answers.refused,
+            "tie_share": answers.ties / answers.asked if answers.asked else None,
             # An answer of "c" moves its document out of the folder it was shown in (b).
-            "answers_c": sum(q["answer"] == "c" for q in question_log),
+            "answers_c": sum(q["answer"] == "c" for q in answers.log),
             # Of the answered documents of existing folders.
             "answered_right_before": sum(right(before, a) for a in answered_known),
             "answered_right_after": sum(right(after, a) for a in answered_known),
-            "filed_asked": filed_asked,
-            "question_log": question_log,
+            "filed_asked": answers.filed_asked,
+            "question_log": answers.log,
             "moves": len(moved),
             "proposals": len(groups),
             # Before feedback (JSON only): why a hidden folder got no proposal.
-            "hidden_placed": _hidden_placed(
+            "hidden_placed": hidden_placed(
                 before, [d for d, f in truth.items() if split.is_hidden(f)], folder_path
             ),
             # Before feedback (JSON only): what each proposal holds.
-            "proposal_makeup": _proposal_makeup(before, truth, folder_path),
+            "proposal_makeup": proposal_makeup(before, truth, folder_path),
             "proposal_f": best_match_f(hidden_sets, groups),
             "proposal_f_subtree": best_match_f(
                 {split.hidden: set().union(*hidden_sets.values())}, groups
             )
             if hidden_sets
             else 0.0,
-            "churn": churn(_targets(after), _targets(control)),
+            "churn": churn(targets(after), targets(control)),
             "proposal_ids_kept": sorted(proposals_before) == sorted(proposals_control),
             "proposal_names_kept": proposals_before == proposals_control,
             "critique_violations": violations,
