@@ -538,7 +538,9 @@ def test_the_lsa_in_single_precision_spans_what_double_precision_does(
             return super().fit(X, y)
 
     monkeypatch.setattr(placement_module, "TruncatedSVD", Recording)
-    single = FolderPlacement(n_components=20)._fit_components(X, "latent")
+    model = FolderPlacement(n_components=20)
+    model.folders_ = [("a",), ("b",)]
+    single = model._fit_components(X, "latent")
     double = TruncatedSVD(single.shape[0], random_state=0).fit(X).components_
 
     assert seen == [np.float32]
@@ -546,6 +548,22 @@ def test_the_lsa_in_single_precision_spans_what_double_precision_does(
     assert single.dtype == np.float64 and single.shape == double.shape == (20, X.shape[1])
     # Each direction is double precision's own (same sign), to single precision's rounding.
     np.testing.assert_allclose(np.sum(single * double, axis=1), 1.0, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("n_components", "n_folders", "expected"),
+    [(5, 3, 5), (5, 8, 8), (5, 30, 10), (0, 30, 0), (100, 50, 45)],
+)
+def test_the_lsa_has_a_direction_per_folder_up_to_twice_n_components(
+    n_components: int, n_folders: int, expected: int
+) -> None:
+    """``n_components`` directions, or one per folder where there are more folders, up to
+    twice ``n_components`` and a quarter of the documents (180 here: at most 45)."""
+    X = sp.csr_matrix(topic_corpus(seed=3, per_folder=30)[0], dtype=np.float64)
+    assert X.shape[0] // 4 == 45
+    model = FolderPlacement(n_components=n_components)
+    model.folders_ = [(f"f{j}",) for j in range(n_folders)]
+    assert model._fit_components(X, "latent").shape == (expected, X.shape[1])
 
 
 @pytest.mark.parametrize("n_jobs", [None, 2, 4])
