@@ -9,8 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from foldwise.bench._corpus import Corpus
-
-FolderPath = tuple[str, ...]
+from foldwise.core import FolderPath
 
 
 def targets(tree: dict[str, Any]) -> dict[int, int | str | None]:

@@ -63,6 +63,7 @@ from foldwise.bench.service_protocol import (
     split_arguments,
     split_for_service,
 )
+from foldwise.core import FolderPath
 from served_tree import (
     changed_by_feedback,
     hidden_placed,
@@ -75,8 +76,6 @@ from served_tree import (
     targets,
 )
 from simulated_person import answer_questions, critiques_violated, move_documents
-
-FolderPath = tuple[str, ...]
 
 
 def _zip(corpus: Corpus, indices: list[int]) -> bytes:

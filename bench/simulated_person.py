@@ -11,9 +11,8 @@ from typing import Any
 
 from foldwise.bench.served import Server
 from foldwise.bench.service_protocol import closer_truth, violates
+from foldwise.core import FolderPath
 from served_tree import targets
-
-FolderPath = tuple[str, ...]
 
 
 @dataclass

@@ -99,11 +99,7 @@ def temperature_folds(
     """
     if held_out is not None:
         return [functools.partial(_temperature_from, model, y, *held_out)], lambda done: done[0]
-    rng = np.random.default_rng(model.random_state)
-    fold = np.empty(y.size, dtype=np.intp)
-    for j in np.unique(y):
-        members = np.flatnonzero(y == j)
-        fold[members] = rng.permutation(members.size) % model.cv
+    fold = stratified_folds(y, model.cv, np.random.default_rng(model.random_state))
 
     def fold_decisions(f: int) -> NDArray[np.float64] | None:
         test = fold == f
@@ -160,10 +156,7 @@ def novelty_folds(
     if present.size < 3:
         return [], lambda _: np.zeros(0)
     group, n_groups, rng = novelty_groups(model, y)
-    fold = np.empty(y.size, dtype=np.intp)
-    for j in present:
-        members = np.flatnonzero(y == j)
-        fold[members] = rng.permutation(members.size) % model.cv
+    fold = stratified_folds(y, model.cv, rng)
 
     def hide_group(g: int) -> tuple[NDArray[np.float64], NDArray[np.bool_]] | None:
         hidden = group == g
@@ -180,6 +173,19 @@ def novelty_folds(
 
     groups = range(model._folds_used(n_groups, y.size))
     return [functools.partial(hide_group, g) for g in groups], novelty_coefficients
+
+
+def stratified_folds(
+    y: NDArray[np.intp], n_folds: int, rng: np.random.Generator
+) -> NDArray[np.intp]:
+    """The fold of each labeled document (n_labeled,): each folder's documents dealt
+    round-robin over ``n_folds`` folds in an order ``rng`` draws, folder by folder in
+    the order of their indices."""
+    fold = np.empty(y.size, dtype=np.intp)
+    for j in np.unique(y):
+        members = np.flatnonzero(y == j)
+        fold[members] = rng.permutation(members.size) % n_folds
+    return fold
 
 
 def novelty_groups(

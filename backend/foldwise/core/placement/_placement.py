@@ -438,7 +438,9 @@ class FolderPlacement(BaseEstimator):
         One direction per folder at least, where there are more folders than
         ``n_components``: with 100 directions for 210 folders (six documentation sets under
         one root) the latent model placed no better than the plain SVM; with one per folder
-        it placed 0.5-1.8 points more in each of six runs. Twice ``n_components`` at most:
+        the replays of its six first reclusters placed 0.5-1.8 points more, and through the
+        REST API it was below the SVM in one run of six instead of three. Twice
+        ``n_components`` at most:
         the latent block of the features is dense, n_docs x k (docs/placement.md, "More
         folders than latent directions").
         """

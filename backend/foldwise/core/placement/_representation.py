@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 
 from foldwise.core.placement._calibration import top_two_decisions
 from foldwise.core.placement._decision_kernel import best_two
-from foldwise.core.placement._held_out_fits import novelty_groups
+from foldwise.core.placement._held_out_fits import novelty_groups, stratified_folds
 from foldwise.core.placement._sampled_svm import second_pass
 
 if TYPE_CHECKING:
@@ -189,10 +189,7 @@ def _compare(
     SVMs are sampled, only the first pass is scored and the second left in
     ``unfinished``."""
     rng = np.random.default_rng(model.random_state + 2)
-    fold = np.empty(y.size, dtype=np.intp)
-    for j in np.unique(y):
-        members = np.flatnonzero(y == j)
-        fold[members] = rng.permutation(members.size) % n_folds
+    fold = stratified_folds(y, n_folds, rng)
     rows = np.flatnonzero(labeled)
     used = list(range(model._folds_used(n_folds, y.size)))
     held_out = np.isin(fold, used) & ~hidden
