@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-import httpx
+import httpx2
 
 from default_corpus import PYTHON_DOCS as DEFAULT_CORPUS
 
@@ -104,9 +104,9 @@ def server(database_url: str, data_dir: Path) -> Iterator[tuple[str, dict[str, s
     try:
         for _ in range(200):
             try:
-                if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
+                if httpx2.get(f"{base}/healthz", timeout=1).status_code == 200:
                     break
-            except httpx.HTTPError:
+            except httpx2.HTTPError:
                 time.sleep(0.1)
         else:
             raise RuntimeError("server did not start")
@@ -116,7 +116,7 @@ def server(database_url: str, data_dir: Path) -> Iterator[tuple[str, dict[str, s
         proc.wait(timeout=30)
 
 
-def ingest_single(client: httpx.Client, docs: list[dict[str, str]]) -> float:
+def ingest_single(client: httpx2.Client, docs: list[dict[str, str]]) -> float:
     """Post documents one by one; returns documents per second."""
     start = time.perf_counter()
     for doc in docs:
@@ -126,7 +126,7 @@ def ingest_single(client: httpx.Client, docs: list[dict[str, str]]) -> float:
 
 
 def ingest_batch(
-    client: httpx.Client,
+    client: httpx2.Client,
     docs: list[dict[str, str]],
     batch: int = 500,
     folders: list[int] | None = None,
@@ -144,7 +144,7 @@ def ingest_batch(
 
 
 def tree_latency(
-    client: httpx.Client, docs: list[dict[str, str]], repeats: int
+    client: httpx2.Client, docs: list[dict[str, str]], repeats: int
 ) -> dict[str, float]:
     """Fill 100 folders (10 x 10) with ``docs`` and time listing the whole tree."""
     folders = []
@@ -220,7 +220,7 @@ def run(database: str, url_for: UrlFactory, args: argparse.Namespace) -> dict[st
             tempfile.TemporaryDirectory() as tmp,
             url_for(Path(tmp)) as url,
             server(url, Path(tmp)) as (base, headers),
-            httpx.Client(base_url=base, headers=headers, timeout=300) as client,
+            httpx2.Client(base_url=base, headers=headers, timeout=300) as client,
         ):
             if mode == "single":
                 result["single_docs_per_s"] = ingest_single(client, docs)

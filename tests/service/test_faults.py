@@ -12,7 +12,7 @@ import time
 import zipfile
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 
 from foldwise.bench.served import Server
@@ -41,7 +41,7 @@ def _kill_while_writing(server: Server, blobs: Path, send: object) -> None:
     def request() -> None:
         try:
             send()  # type: ignore[operator]
-        except httpx.TransportError as exc:  # the server died under it: expected
+        except httpx2.TransportError as exc:  # the server died under it: expected
             errors.append(exc)
 
     sender = threading.Thread(target=request)
@@ -85,7 +85,7 @@ def test_kill_9_mid_zip_import_and_mid_batch_then_restart(kind: str, tmp_path: P
             _kill_while_writing(
                 server,
                 blobs,
-                lambda: httpx.post(
+                lambda: httpx2.post(
                     f"{url}/api/import/zip",
                     files={"file": ("tree.zip", archive.getvalue(), "application/zip")},
                     headers=headers,
@@ -100,7 +100,7 @@ def test_kill_9_mid_zip_import_and_mid_batch_then_restart(kind: str, tmp_path: P
             _kill_while_writing(
                 server,
                 blobs,
-                lambda: httpx.post(
+                lambda: httpx2.post(
                     f"{url}/api/documents/batch", json=batch, headers=headers, timeout=120
                 ),
             )

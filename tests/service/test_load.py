@@ -10,7 +10,7 @@ import time
 import uuid
 from pathlib import Path
 
-import httpx
+import httpx2
 import psycopg
 import pytest
 
@@ -87,8 +87,8 @@ def test_api_processes_end_when_their_supervisor_is_killed(tmp_path: Path) -> No
         while alive := [pid for pid in workers if _running(pid)]:
             assert time.monotonic() < deadline, f"API processes {alive} outlived the supervisor"
             time.sleep(0.2)
-        with pytest.raises(httpx.TransportError):
-            httpx.get(f"{server.url}/healthz", timeout=2)
+        with pytest.raises(httpx2.TransportError):
+            httpx2.get(f"{server.url}/healthz", timeout=2)
 
 
 def _running(pid: int) -> bool:

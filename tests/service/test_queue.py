@@ -91,7 +91,7 @@ def test_task_round_trips_through_a_worker_process(tmp_path: Path, backend: str)
 def test_serve_migrates_serves_and_runs_the_embedded_worker(tmp_path: Path) -> None:
     import socket
 
-    import httpx
+    import httpx2
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -119,9 +119,9 @@ def test_serve_migrates_serves_and_runs_the_embedded_worker(tmp_path: Path) -> N
         assert ping("embedded").get(blocking=True, timeout=60) == "embedded"
         for _ in range(600):  # the worker starts before uvicorn listens
             try:
-                health = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=10)
+                health = httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=10)
                 break
-            except httpx.TransportError:
+            except httpx2.TransportError:
                 time.sleep(0.1)
         assert health.json() == {"status": "ok", "database": "ok"}
         assert (tmp_path / "foldwise.sqlite3").exists()  # migrated on start

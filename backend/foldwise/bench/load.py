@@ -13,7 +13,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-import httpx
+import httpx2
 
 
 @dataclass
@@ -51,7 +51,7 @@ def post_concurrently(
     run = uuid.uuid4().hex[:8]
 
     def client(k: int) -> None:
-        with httpx.Client(base_url=url, headers=headers, timeout=timeout) as http:
+        with httpx2.Client(base_url=url, headers=headers, timeout=timeout) as http:
             for n in range(k, documents, clients):
                 body = {
                     "title": f"load {run} {n}",
@@ -60,7 +60,7 @@ def post_concurrently(
                 t0 = time.perf_counter()
                 try:
                     response = http.post("/api/documents", json=body)
-                except httpx.TransportError:
+                except httpx2.TransportError:
                     with lock:
                         result.dropped += 1
                     continue

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
+import httpx2
 
 #: Starts on a new port after another server answered on the chosen one.
 _LAUNCH_ATTEMPTS = 5
@@ -110,13 +110,13 @@ class Server:
             # Its own process group, which :meth:`kill` ends as a whole (its API processes).
             start_new_session=True,
         )
-        self.client = httpx.Client(base_url=self.url, headers=self.headers, timeout=600)
+        self.client = httpx2.Client(base_url=self.url, headers=self.headers, timeout=600)
         deadline = time.monotonic() + 60
         while True:
             try:
                 if self.client.get("/healthz").status_code == 200:
                     break
-            except httpx.TransportError:
+            except httpx2.TransportError:
                 pass
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
@@ -181,7 +181,7 @@ class Server:
     def __exit__(self, *_: object) -> None:
         self.stop()
 
-    def call(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+    def call(self, method: str, url: str, **kwargs: Any) -> httpx2.Response:
         """One request; a 5xx answer raises ``RuntimeError``."""
         response = self.client.request(method, url, **kwargs)
         if response.status_code >= 500:
