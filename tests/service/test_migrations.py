@@ -121,3 +121,75 @@ def test_0009_marks_the_users_that_have_placement_models(empty_url: str) -> None
         flags = dict(session.execute(select(User.name, User.has_placement_model)).all())
     engine.dispose()
     assert flags == {"alice": True, "bob": False}
+
+
+def test_0013_keeps_the_rows_and_no_named_id_comes_back(empty_url: str) -> None:
+    """Upgrading an existing database past 0013 keeps its documents, folders and full-text
+    index, and a document or folder made after it does not take the id of a deleted one
+    that a tree version or a critique still names (SQLite reused it; PostgreSQL never
+    did)."""
+    from sqlalchemy import text
+    from sqlalchemy.orm import Session
+
+    from foldwise.service.critiques.models import Critique
+    from foldwise.service.documents.models import Document
+    from foldwise.service.folders.models import Folder
+    from foldwise.service.recluster.tree.models import TreeVersion
+    from foldwise.service.users.models import User
+
+    def document(user_id: int, folder_id: int | None, n: int, words: str) -> Document:
+        return Document(
+            user_id=user_id, folder_id=folder_id, title=f"d{n}", text=words,
+            content_hash=f"{n:064d}", filename=f"d{n}.txt", media_type="text/plain",
+            size=len(words), blob_path=f"b/{n}",
+        )  # fmt: skip
+
+    migrate.upgrade(empty_url, "0012")
+    engine = make_engine(empty_url)
+    with Session(engine) as session:
+        alice = User(name="alice")
+        session.add(alice)
+        session.flush()
+        letters, drafts = (
+            Folder(user_id=alice.id, name="letters"),
+            Folder(user_id=alice.id, name="drafts"),
+        )
+        session.add_all([letters, drafts])
+        session.flush()
+        filed, newest = (
+            document(alice.id, letters.id, 1, "harbour"),
+            document(alice.id, None, 2, "x"),
+        )
+        session.add_all([filed, newest])
+        session.flush()
+        leaves = [filed.id, newest.id]
+        session.add_all([
+            TreeVersion(user_id=alice.id, number=1, method="ihac", doc_ids=leaves, linkage=[]),
+            Critique(user_id=alice.id, author="alice", kind="move", folder_id=drafts.id),
+        ])  # fmt: skip
+        session.commit()
+        ids = {"user": alice.id, "letters": letters.id, "filed": filed.id}
+        deleted = {"document": newest.id, "folder": drafts.id}
+        session.delete(newest)
+        session.delete(drafts)
+        session.commit()
+    engine.dispose()
+
+    migrate.upgrade(empty_url)
+    engine = make_engine(empty_url)
+    with Session(engine) as session:
+        kept = session.execute(select(Document.title, Document.folder_id)).all()
+        assert kept == [("d1", ids["letters"])]
+        made = document(ids["user"], None, 3, "lighthouse")
+        folder = Folder(user_id=ids["user"], name="receipts")
+        session.add_all([made, folder])
+        session.commit()
+        assert made.id > deleted["document"] and folder.id > deleted["folder"]
+        if engine.dialect.name == "sqlite":  # the triggers were made again with the table
+            found = session.execute(
+                text("SELECT rowid FROM documents_fts WHERE documents_fts MATCH :q"),
+                {"q": "harbour OR lighthouse"},
+            ).scalars()
+            assert sorted(found) == sorted([ids["filed"], made.id])
+    engine.dispose()
+    migrate.downgrade(empty_url, "0012")

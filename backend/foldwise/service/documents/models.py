@@ -31,6 +31,9 @@ class Document(Base):
         Index("ix_documents_user_id_folder_id", "user_id", "folder_id"),
         # The worker finds the scans still to read at start-up (ocr/tasks.py).
         Index("ix_documents_text_status", "text_status"),
+        # An id is never handed out twice (SQLite would reuse the newest after a delete):
+        # ids live outside foreign keys too, in tree versions' JSON (migration 0013).
+        {"sqlite_autoincrement": True},
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)

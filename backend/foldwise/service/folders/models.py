@@ -18,6 +18,9 @@ class Folder(Base):
     """
 
     __tablename__ = "folders"
+    # An id is never handed out twice (SQLite would reuse the newest after a delete):
+    # placements name their best and question folders without a foreign key (migration 0013).
+    __table_args__ = ({"sqlite_autoincrement": True},)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
