@@ -180,7 +180,11 @@ def test_tampered_session_cookie_is_401(client: TestClient, api: Api) -> None:
     i = value.rindex(".") + 1
     assert len(value) - i >= 8, value
     tampered = value[:i] + ("A" if value[i] != "A" else "B") + value[i + 1 :]
-    client.cookies.set("foldwise_session", tampered)
+    # Under the server's domain, so that it replaces the cookie instead of being sent beside
+    # it (httpx2 sends both, the server reads the genuine one).
+    domain = next(c.domain for c in client.cookies.jar if c.name == "foldwise_session")
+    client.cookies.set("foldwise_session", tampered, domain=domain)
+    assert [c.value for c in client.cookies.jar if c.name == "foldwise_session"] == [tampered]
     assert client.get("/api/users/me").status_code == 401
 
 
