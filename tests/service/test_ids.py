@@ -5,7 +5,9 @@ SQLite and PostgreSQL."""
 from __future__ import annotations
 
 from fastapi.testclient import TestClient
+from sqlalchemy import func, select
 
+from foldwise.service.documents.models import Document
 from foldwise.service.queue import EmbeddedWorker
 from foldwise.service.recluster.jobs.runtime import Runtime
 
@@ -25,7 +27,8 @@ def test_a_document_posted_after_a_delete_joins_no_proposal(
     proposal = next(f for f in tree["folders"] if f["kind"] == "proposed")
     # The proposal's newest member and every document after it: on SQLite without
     # AUTOINCREMENT the next post would take the member's id.
-    newest = max(p["document_id"] for p in tree["placements"])
+    with rt.sessions() as session:
+        newest = session.scalar(select(func.max(Document.id)))
     deleted = range(max(proposal["document_ids"]), newest + 1)
     for d in deleted:
         assert client.delete(f"/api/documents/{d}", headers=h).status_code == 204
