@@ -9,8 +9,8 @@ document posted after a delete a member of a proposal it was never clustered int
 there.
 
 SQLite cannot add AUTOINCREMENT to a table: batch mode rebuilds both (keys off, as
-``env.py`` runs every SQLite migration), and the full-text triggers on ``documents``, which
-go with the old table, are made again as 0001 made them. The rebuilt table would count on
+``env.py`` runs every SQLite migration), and the triggers on them (the full-text index's),
+which go with the old tables, are made again from their own SQL. The rebuilt table would count on
 from its largest id, which may be below a deleted one that other rows still name; the
 count starts above every id the database still holds of its kind instead.
 
@@ -27,19 +27,6 @@ revision: str = "0013"
 down_revision: str | None = "0012"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
-
-_FTS_TRIGGERS = [
-    "CREATE TRIGGER documents_fts_ai AFTER INSERT ON documents BEGIN "
-    "INSERT INTO documents_fts(rowid, title, text) VALUES (new.id, new.title, new.text); END",
-    "CREATE TRIGGER documents_fts_ad AFTER DELETE ON documents BEGIN "
-    "INSERT INTO documents_fts(documents_fts, rowid, title, text) "
-    "VALUES ('delete', old.id, old.title, old.text); END",
-    "CREATE TRIGGER documents_fts_au AFTER UPDATE OF title, text ON documents BEGIN "
-    "INSERT INTO documents_fts(documents_fts, rowid, title, text) "
-    "VALUES ('delete', old.id, old.title, old.text); "
-    "INSERT INTO documents_fts(rowid, title, text) VALUES (new.id, new.title, new.text); END",
-]
-
 
 #: Every place an id of the table may still be named after its row was deleted: plain
 #: integer columns, JSON lists, and critiques' undo records (folder ids as values, document
@@ -86,16 +73,23 @@ def _count_above_named_ids() -> None:
 
 
 def _rebuild(autoincrement: bool) -> None:
-    if op.get_bind().dialect.name != "sqlite":
+    bind = op.get_bind()
+    if bind.dialect.name != "sqlite":
         return
+    triggers = (
+        bind.exec_driver_sql(
+            "SELECT sql FROM sqlite_master "
+            "WHERE type = 'trigger' AND tbl_name IN ('folders', 'documents')"
+        )
+        .scalars()
+        .all()
+    )
     for table in ("folders", "documents"):
         with op.batch_alter_table(
             table, recreate="always", table_kwargs={"sqlite_autoincrement": autoincrement}
         ):
             pass
-    for name in ("documents_fts_ai", "documents_fts_ad", "documents_fts_au"):
-        op.execute(f"DROP TRIGGER IF EXISTS {name}")
-    for statement in _FTS_TRIGGERS:
+    for statement in triggers:
         op.execute(statement)
     if autoincrement:
         _count_above_named_ids()

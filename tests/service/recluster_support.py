@@ -128,6 +128,12 @@ def wait_job(
         time.sleep(0.1)
 
 
+def served_proposals(client: TestClient, headers: dict[str, str]) -> list[dict[str, Any]]:
+    """The proposed folders of the served extended tree."""
+    tree = client.get("/api/tree/extended", headers=headers).json()
+    return [f for f in tree["folders"] if f["kind"] == "proposed"]
+
+
 def recluster(client: TestClient, headers: dict[str, str], **body: Any) -> dict:
     """Request a recluster and wait for it; asserts it ends done."""
     response = client.post("/api/recluster", json=body or None, headers=headers)

@@ -18,7 +18,7 @@ from foldwise.service.recluster.jobs.runtime import Runtime
 from foldwise.service.recluster.tree.models import TreePlacement
 
 from .helpers import Api
-from .recluster_support import recluster, rt, seed_small, worker
+from .recluster_support import recluster, rt, seed_small, served_proposals, worker
 
 __all__ = ["rt", "worker"]
 
@@ -169,18 +169,13 @@ def test_move_and_undo(client: TestClient, api: Api, rt: Runtime) -> None:
     assert client.get(f"/api/documents/{new[1]}", headers=h).json()["folder_id"] == f2
 
 
-def _proposals(client: TestClient, h: dict[str, str]) -> list[dict[str, Any]]:
-    tree = client.get("/api/tree/extended", headers=h).json()
-    return [f for f in tree["folders"] if f["kind"] == "proposed"]
-
-
 def test_proposals_accept_rename_reject_not_in(
     client: TestClient, api: Api, rt: Runtime, worker: EmbeddedWorker
 ) -> None:
     alice = seed_small(rt, "alice")
     h = alice["headers"]
     recluster(client, h)
-    proposals = _proposals(client, h)
+    proposals = served_proposals(client, h)
     assert proposals, "the held-back asyncio documents should form a proposal"
     first = proposals[0]
     assert first["id"].startswith("p-1-") and first["document_count"] >= 3
@@ -192,7 +187,7 @@ def test_proposals_accept_rename_reject_not_in(
     assert sorted(map(tuple, made["triples"])) == sorted(
         (p, q, d) for p, q in combinations(others, 2)
     )
-    after = next(p for p in _proposals(client, h) if p["id"] == first["id"])
+    after = next(p for p in served_proposals(client, h) if p["id"] == first["id"])
     assert d not in after["document_ids"]
     outsider = sorted(alice["new"]["python-howtos"])[0]
     bad = _post(client, h, kind="not_in", document_id=outsider, proposal_id=first["id"])
@@ -232,7 +227,7 @@ def test_proposals_accept_rename_reject_not_in(
     assert all(not isinstance(where.get(d), str) for d in others)
     # The next tree does not propose that group again.
     recluster(client, h)
-    for p in _proposals(client, h):
+    for p in served_proposals(client, h):
         overlap = set(p["document_ids"]) & set(first["document_ids"])
         assert len(overlap) < len(first["document_ids"]) / 2, p
 
@@ -387,7 +382,7 @@ def test_unchanged_input_gives_unchanged_tree(
         return places, props
 
     assert view(after) == view(before)
-    proposal = _proposals(client, h)[0]
+    proposal = served_proposals(client, h)[0]
     assert proposal["id"].startswith("p-1-")  # carried over from version 1
     d = proposal["document_ids"][-1]
     assert (
@@ -395,7 +390,7 @@ def test_unchanged_input_gives_unchanged_tree(
         == 201
     )
     recluster(client, h)
-    for p in _proposals(client, h):
+    for p in served_proposals(client, h):
         if (
             p["id"] == proposal["id"]
             or len(set(p["document_ids"]) & set(proposal["document_ids"]))

@@ -12,7 +12,7 @@ from foldwise.service.queue import EmbeddedWorker
 from foldwise.service.recluster.jobs.runtime import Runtime
 
 from .helpers import Api
-from .recluster_support import recluster, rt, seed_small, worker
+from .recluster_support import recluster, rt, seed_small, served_proposals, worker
 
 __all__ = ["rt", "worker"]
 
@@ -23,8 +23,7 @@ def test_a_document_posted_after_a_delete_joins_no_proposal(
     alice = seed_small(rt, "alice")
     h = alice["headers"]
     recluster(client, h)
-    tree = client.get("/api/tree/extended", headers=h).json()
-    proposal = next(f for f in tree["folders"] if f["kind"] == "proposed")
+    proposal = served_proposals(client, h)[0]
     # The proposal's newest member and every document after it: on SQLite without
     # AUTOINCREMENT the next post would take the member's id.
     with rt.sessions() as session:
@@ -37,10 +36,9 @@ def test_a_document_posted_after_a_delete_joins_no_proposal(
     new_id = posted["document"]["id"]
 
     assert new_id > newest
-    after = client.get("/api/tree/extended", headers=h).json()
-    members = {d for f in after["folders"] if f["kind"] == "proposed" for d in f["document_ids"]}
-    assert new_id not in members
-    again = next(f for f in after["folders"] if f["id"] == proposal["id"])
+    after = served_proposals(client, h)
+    assert new_id not in {d for f in after for d in f["document_ids"]}
+    again = next(f for f in after if f["id"] == proposal["id"])
     assert again["document_ids"] == [d for d in proposal["document_ids"] if d not in deleted]
 
 
