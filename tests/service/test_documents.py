@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from fastapi.testclient import TestClient
 
+from foldwise.service import migrate
+from foldwise.service.app import create_app
+
+from .conftest import make_settings
 from .helpers import Api, docx_bytes, eml_bytes, minimal_pdf, run_cli
 
 
@@ -210,3 +216,25 @@ def test_gc_blobs_removes_only_old_unreferenced_files(
     # Bob's document, which shares the content, still downloads.
     bob_doc = client.get("/api/documents", headers=bob).json()["items"][0]["id"]
     assert client.get(f"/api/documents/{bob_doc}/file", headers=bob).content == b"shared content"
+
+
+def test_similar_documents_of_two_databases_in_one_process_are_their_own(
+    tmp_path: Path,
+) -> None:
+    # The same user id and document ids in both: an answer keyed by user alone would serve
+    # the kitchen's matrix, where the two documents share words, in the garage too.
+    texts = {
+        "kitchen": (["Knead the bread dough.", "Bread dough rises overnight."], [2]),
+        "garage": (["Change the car oil filter.", "Rotate winter tyres."], []),
+    }
+    for name, ((first, second), expected) in texts.items():
+        cfg = make_settings(tmp_path / name)
+        migrate.upgrade(cfg.sqlalchemy_url)
+        with TestClient(create_app(cfg)) as client:
+            api = Api(client)
+            headers = api.user()
+            one = api.post(headers, first)["document"]["id"]
+            assert api.post(headers, second)["document"]["id"] == one + 1 == 2
+            answer = client.get(f"/ui/api/documents/{one}/similar", headers=headers)
+            assert answer.status_code == 200, answer.text
+            assert [d["id"] for d in answer.json()] == expected, name

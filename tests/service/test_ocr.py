@@ -163,6 +163,31 @@ def test_text_that_arrives_schedules_the_recluster_that_places_it(
         time.sleep(0.2)
 
 
+@pytest.mark.slow
+def test_a_scan_is_among_similar_documents_once_its_text_arrives(
+    client: TestClient, api: Api, tesseract: None, rt: Runtime
+) -> None:
+    headers = api.user()
+    note = api.post(headers, "Hardware store receipt: hammer, nails and a saw.")["document"]
+    doc = upload(client, headers, "receipt.png", png(["Hardware store receipt", "Hammer nails"]))
+
+    def similar_ids() -> list[int]:
+        response = client.get(f"/ui/api/documents/{note['id']}/similar", headers=headers)
+        assert response.status_code == 200, response.text
+        return [d["id"] for d in response.json()]
+
+    # Asked before the worker runs: the scan has no text yet, so nothing is like the note.
+    assert similar_ids() == []
+    embedded = EmbeddedWorker(rt.queue, workers=1)
+    embedded.start()
+    try:
+        assert wait_text(client, headers, doc["id"])["text_status"] == "ocr_done"
+    finally:
+        embedded.stop()
+    # Nothing was added or deleted, yet the matrix of the first answer is not served again.
+    assert similar_ids() == [doc["id"]]
+
+
 def test_without_tesseract_the_scan_is_kept_and_says_so(tmp_path: Path) -> None:
     cfg = make_settings(tmp_path / "data", tesseract_cmd=str(tmp_path / "no-such-tesseract"))
     from foldwise.service import migrate

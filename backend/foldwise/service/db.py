@@ -18,7 +18,16 @@ from typing import Annotated, Any, TypeVar
 import anyio
 from fastapi import Depends, Request
 from fastapi.concurrency import run_in_threadpool
-from sqlalchemy import DateTime, Dialect, Engine, MetaData, TypeDecorator, create_engine, event
+from sqlalchemy import (
+    Connection,
+    DateTime,
+    Dialect,
+    Engine,
+    MetaData,
+    TypeDecorator,
+    create_engine,
+    event,
+)
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
@@ -181,6 +190,13 @@ def settings_of(session: Session) -> Settings:
     """The settings a session was made for (the global ones for foreign sessions)."""
     cfg = session.info.get("settings")
     return cfg if isinstance(cfg, Settings) else settings
+
+
+def database_of(session: Session) -> str:
+    """The URL of the database a session talks to (password hidden): a key for per-process
+    caches, since one process may serve several databases (tests, several apps)."""
+    bind = session.get_bind()
+    return str(bind.engine.url if isinstance(bind, Connection) else bind.url)
 
 
 _default_lock = threading.Lock()

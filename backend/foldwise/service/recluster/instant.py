@@ -21,12 +21,12 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import replace
 
-from sqlalchemy import ColumnElement, Connection, Engine, delete, insert, select, update
+from sqlalchemy import ColumnElement, Engine, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from foldwise.service.config import Settings
 from foldwise.service.critiques.models import Critique, TreeState
-from foldwise.service.db import settings_of
+from foldwise.service.db import database_of, settings_of
 from foldwise.service.documents import language
 from foldwise.service.documents.models import WITHOUT_TEXT, Document
 from foldwise.service.folders.models import Folder
@@ -88,9 +88,7 @@ def latest_model(session: Session, user_id: int) -> tuple[int, stored_model.Stor
     if newest is None:
         return None
     version_id = int(newest[0])
-    bind = session.get_bind()
-    url = bind.engine.url if isinstance(bind, Connection) else bind.url
-    key = (str(url), user_id, version_id, newest[1].isoformat())
+    key = (database_of(session), user_id, version_id, newest[1].isoformat())
     with _cache_lock:
         if key in _cache:
             _cache.move_to_end(key)
