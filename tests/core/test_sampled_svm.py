@@ -5,6 +5,7 @@ to them above ``max_svm_pairs``, and stops cross-validating at ``max_held_out``.
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -155,18 +156,36 @@ def test_sampled_negatives_place_as_the_full_model_does() -> None:
 
 
 def test_classes_spread_over_threads_give_the_same_svms() -> None:
-    """Each class's draws are seeded by the class, not by the order of the fits; only
-    liblinear's shuffles (one generator for the process) may differ, within its tolerance."""
+    """Each class's draws are seeded by the class, not by the order of the fits, and
+    liblinear fits one at a time (its shuffles come from one generator for the process):
+    the same SVMs bit for bit."""
     X, y = _families(1)
-    test_X, _ = _families(2)
     one = sampled_one_vs_rest(X, y, C=1.0, n_near=15, n_random=200)
     two = sampled_one_vs_rest(X, y, C=1.0, n_near=15, n_random=200, n_jobs=2)
-    np.testing.assert_array_equal(two[2], one[2])
-    np.testing.assert_allclose(two[0], one[0], atol=0.02)
-    np.testing.assert_allclose(two[1], one[1], atol=0.02)
-    D_one = np.asarray(test_X @ one[0].T) + one[1]
-    D_two = np.asarray(test_X @ two[0].T) + two[1]
-    assert np.mean(D_one.argmax(1) == D_two.argmax(1)) > 0.99
+    for a, b in zip(one, two, strict=True):
+        np.testing.assert_array_equal(b, a)
+
+
+def test_binary_svms_on_threads_are_the_ones_fitted_alone() -> None:
+    """liblinear seeds one process-wide generator at the start of a fit and draws its
+    coordinate order from it without the GIL: fits that overlapped got each other's draws
+    (``LIBLINEAR_LOCK``)."""
+    rng = np.random.default_rng(3)
+    F = sp.random(1500, 4000, density=0.01, format="csr", random_state=3)
+    targets = [rng.random(F.shape[0]) < 0.2 for _ in range(6)]
+    weight = np.ones(F.shape[0])
+
+    def fit(k: int) -> tuple[np.ndarray, float]:
+        return binary_svm(F, targets[k], weight, C=1.0, random_state=k, tol=1e-6)
+
+    alone = [fit(k) for k in range(6)]
+    with ThreadPoolExecutor(3) as pool:
+        for _ in range(3):
+            for (coef, intercept), (want, want_b) in zip(
+                pool.map(fit, range(6)), alone, strict=True
+            ):
+                np.testing.assert_array_equal(coef, want)
+                assert intercept == want_b
 
 
 def test_folder_placement_samples_above_max_svm_pairs() -> None:
@@ -275,12 +294,11 @@ def test_where_the_svms_are_sampled_the_final_fit_runs_beside_the_folds(
     # A temperature fold and a novelty fold; the first starts while the final fit waits.
     assert log.count("fold") == 2
     assert log.index("fold beside") < log.index("final end")
-    # The same fits as one after the other, within liblinear's tolerance (its shuffles
-    # come from one generator for the process).
-    np.testing.assert_allclose(beside.coef_, alone.coef_, atol=0.02)
-    np.testing.assert_allclose(beside.intercept_, alone.intercept_, atol=0.02)
-    assert beside.temperature_ == pytest.approx(alone.temperature_, rel=0.05)
-    np.testing.assert_allclose(beside.novelty_coef_, alone.novelty_coef_, rtol=0.05, atol=0.05)
+    # The same fits as one after the other, bit for bit: liblinear fits one at a time.
+    np.testing.assert_array_equal(beside.coef_, alone.coef_)
+    np.testing.assert_array_equal(beside.intercept_, alone.intercept_)
+    assert beside.temperature_ == alone.temperature_
+    np.testing.assert_array_equal(beside.novelty_coef_, alone.novelty_coef_)
 
 
 def test_below_max_svm_pairs_the_final_fit_runs_alone_before_the_folds(

@@ -61,9 +61,9 @@ def fit_final_and_held_out(
     Where the SVMs are sampled the final fit joins the same pool: one novelty fold is
     all that is left to run there, and after the final fit it ran alone on one thread
     while the other idled (docs/recluster.md, "The novelty fold beside the final fit").
-    Below that the final fit runs first, alone: liblinear's one-vs-rest then trains
-    with no other fit drawing from the process's one generator, so its SVMs do not
-    depend on the threads.
+    Below that the final fit runs first, alone, on liblinear's one-vs-rest (which
+    takes no threads of its own). Either way the fitted model does not depend on the
+    threads: liblinear's fits take turns (``_sampled_svm.LIBLINEAR_LOCK``).
     """
     beside = model._sampled(y.size)
     fitted = None if beside else final()

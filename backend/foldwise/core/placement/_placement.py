@@ -64,6 +64,7 @@ from foldwise.core.placement._levels import Placement, assign_folder_levels, com
 from foldwise.core.placement._placement_arrays import placement_from_arrays, placement_to_arrays
 from foldwise.core.placement._representation import choose_representation
 from foldwise.core.placement._sampled_svm import (
+    LIBLINEAR_LOCK,
     FirstPass,
     first_pass,
     sampled_one_vs_rest,
@@ -142,11 +143,11 @@ class FolderPlacement(BaseEstimator):
     n_jobs : int or None, default=None
         Threads for the cross-validation fits (representation selection, temperature,
         novelty), which are independent of each other, and for the final fit's folder
-        SVMs above ``max_svm_pairs``; ``None`` is 1. liblinear releases the GIL while it trains.
-        Below ``max_svm_pairs`` the final SVMs do not depend on it; what is fitted on
-        threads agrees only to the solver's tolerance, since scikit-learn's liblinear
-        draws its coordinate order from one process-wide generator that concurrent fits
-        share (seen: up to 1.2e-4 relative).
+        SVMs above ``max_svm_pairs``; ``None`` is 1. The model does not depend on it:
+        scikit-learn's liblinear draws its coordinate order from one process-wide
+        generator, so its fits take turns (``_sampled_svm.LIBLINEAR_LOCK``; concurrent
+        fits had moved the cross-validated parts by up to 1.2e-4 relative), while the rest
+        of each fold (features, decision values) runs beside them.
 
     Attributes
     ----------
@@ -496,7 +497,7 @@ class FolderPlacement(BaseEstimator):
                 n_jobs=n_jobs,
             )  # fmt: skip
         else:
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), LIBLINEAR_LOCK:
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 svm = LinearSVC(C=self.C, random_state=self.random_state).fit(
                     F, y, sample_weight=sample_weight

@@ -20,6 +20,7 @@ folders x (own + hard + random) rows, and one of documents x folders decision va
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -42,6 +43,15 @@ from foldwise.core.placement._decision_kernel import decision_rows
 #: solver (0.1) two of the 12 chose the other representation (docs/recluster.md, "A looser
 #: tolerance for the sampled SVMs").
 SAMPLED_TOL = 1e-2
+
+#: Held by every liblinear fit of the core. scikit-learn's liblinear draws its coordinate
+#: order from one process-wide Mersenne twister (``svm/src/newrand``), seeded at the start
+#: of each fit, and trains without the GIL: two fits on two threads draw from it in turn,
+#: so each got another order than alone, and a recluster's SVMs (up to 9e-6 in a
+#: coefficient, 1e-3 in a confidence shown) changed from one run to the next with the
+#: threads' timing. One fit at a time makes each fit depend on its own seed only: seeded,
+#: deterministic reclusters (docs/placement.md, "Deterministic fits").
+LIBLINEAR_LOCK = threading.Lock()
 
 
 def sampled_one_vs_rest(
@@ -88,9 +98,9 @@ def sampled_one_vs_rest(
         Seed of the draws (class ``j`` draws with ``random_state + j``) and of liblinear.
     n_jobs : int or None, default=None
         Threads the classes' SVMs are spread over (liblinear releases the GIL), as joblib
-        counts them; None or 1: one after the other. The draws do not depend on it;
-        liblinear's shuffles come from one generator for the process, so concurrent fits
-        may differ within liblinear's tolerance.
+        counts them; None or 1: one after the other. The SVMs do not depend on it: the
+        draws are seeded per class, and liblinear's own fits take turns
+        (:data:`LIBLINEAR_LOCK`) while the rows of the next are gathered.
     only : ndarray of int, optional
         The classes (values of ``y``) whose SVMs are fitted, the others' rows serving only
         as negatives; each is fitted as it would be among all (the same rows, draws and
@@ -307,10 +317,11 @@ def binary_svm(
     # LinearSVC's tol, intercept_scaling (the bias feature), class weights, max_iter and
     # epsilon (unused by this loss), and its seed drawn from ``random_state``.
     seed = np.random.RandomState(random_state).randint(np.iinfo("i").max)
-    _liblinear.set_verbosity_wrap(0)  # liblinear prints its progress unless told not to
-    raw, _ = _liblinear.train_wrap(
-        X, target, True, solver, tol, 1.0, C, np.ones(2), 1000, seed, 0.1, w
-    )
+    with LIBLINEAR_LOCK:
+        _liblinear.set_verbosity_wrap(0)  # liblinear prints its progress unless told not to
+        raw, _ = _liblinear.train_wrap(
+            X, target, True, solver, tol, 1.0, C, np.ones(2), 1000, seed, 0.1, w
+        )
     return raw[0, :-1], float(raw[0, -1])
 
 

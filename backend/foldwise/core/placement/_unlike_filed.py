@@ -38,6 +38,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import LinearSVC
 
 from foldwise.core._hierarchy import FolderPath
+from foldwise.core.placement._sampled_svm import LIBLINEAR_LOCK
 
 #: Largest number of one folder's filed documents the test trains on (a random sample of
 #: larger folders): a few hundred already estimate the filed scores' upper tail.
@@ -138,7 +139,9 @@ def _folder_test(
     halves = StratifiedKFold(2, shuffle=True, random_state=random_state).split(X, y)
     p_values, flagged = [], []
     for train, test in halves:
-        model = LinearSVC(class_weight="balanced").fit(X[train], y[train])
+        with LIBLINEAR_LOCK:  # seeded, so that each run flags the same documents
+            model = LinearSVC(class_weight="balanced", random_state=random_state)
+            model.fit(X[train], y[train])
         scores = model.decision_function(X[test])
         is_new = y[test] == 1
         p, above = _tail(scores[~is_new], scores[is_new], level)
