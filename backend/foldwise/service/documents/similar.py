@@ -83,12 +83,6 @@ def _index(session: Session, user: User) -> _Index:
     return index
 
 
-def clear_cache() -> None:
-    """Forget every matrix (tests; a process that wants its memory back)."""
-    with _lock:
-        _cache.clear()
-
-
 def similar_documents(
     *, session: Session, user: User, document_id: int, limit: int = 5
 ) -> list[SimilarDocument]:
