@@ -238,3 +238,19 @@ def test_similar_documents_of_two_databases_in_one_process_are_their_own(
             answer = client.get(f"/ui/api/documents/{one}/similar", headers=headers)
             assert answer.status_code == 200, answer.text
             assert [d["id"] for d in answer.json()] == expected, name
+
+
+def test_similar_documents_take_up_to_twenty_and_say_so_beyond(
+    client: TestClient, api: Api
+) -> None:
+    alice = api.user()
+    ids = [
+        api.post(alice, f"Sourdough bread loaf number {i} with rye flour.")["document"]["id"]
+        for i in range(23)
+    ]
+    url = f"/ui/api/documents/{ids[0]}/similar"
+    assert len(client.get(url, params={"limit": 20}, headers=alice).json()) == 20
+    for bad in (0, 21, 50):
+        answer = client.get(url, params={"limit": bad}, headers=alice)
+        assert answer.status_code == 422, (bad, answer.text)
+        assert "limit" in answer.text

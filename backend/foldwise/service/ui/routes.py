@@ -195,13 +195,13 @@ def similar_documents(
     user: CurrentUser,
     session: SessionDep,
     response: Response,
-    limit: Annotated[int, Query(ge=1, le=50)] = 5,
+    limit: Annotated[int, Query(ge=1, le=20)] = 5,
 ) -> list[SimilarDocument]:
     """The caller's documents whose text is nearest to this one (tf-idf cosine)."""
     _no_store(response)
     documents.get_document(session=session, user=user, document_id=document_id)
     return similar.similar_documents(
-        session=session, user=user, document_id=document_id, limit=max(1, min(limit, 20))
+        session=session, user=user, document_id=document_id, limit=limit
     )
 
 
