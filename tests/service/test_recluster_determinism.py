@@ -33,13 +33,10 @@ def test_two_people_with_the_same_documents_get_the_same_model_and_confidences(
         models.append(load_model(npz).placement)
         tree = client.get("/api/tree/extended", headers=person["headers"]).json()
         # Document ids differ by person; both posted the same texts in the same order.
-        confidences.append([p["confidence"] for p in sorted(tree["placements"], key=_id)])
+        by_id = sorted(tree["placements"], key=lambda p: p["document_id"])
+        confidences.append([p["confidence"] for p in by_id])
 
     first, second = models
     for name in ("coef_", "intercept_", "temperature_", "calibration_x_", "novelty_coef_"):
         np.testing.assert_array_equal(getattr(second, name), getattr(first, name), name)
     assert confidences[0] == confidences[1]
-
-
-def _id(placement: dict) -> int:
-    return int(placement["document_id"])
