@@ -16,9 +16,10 @@ moved documents; misplacement of the documents not corrected, before and after f
 known documents put in proposals; calibration of confidences >= .9 (over the known
 documents, and over all new ones: ``calibration_all``); tie share of questions, the answers
 that move their document ("c") and the answered documents right before and after feedback
-(``answered_right``: what the answers fixed); best-match
-F of the hidden folders against proposals; churn of the control recluster; critiques
-violated by the "after" tree; timings. Usage::
+(``answered_right``: what the answers fixed); best-match F of the hidden folders against
+proposals, before feedback and after it (``proposal_f_after``, with the hidden documents
+posted late); churn of the control recluster; critiques violated by the "after" tree;
+timings. Usage::
 
     python bench/service_eval.py CORPUS --settings 2 3 --seeds 0 1 2 --json out.json
 
@@ -302,6 +303,10 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
         if split.is_hidden(f):
             hidden_sets.setdefault(f, set()).add(d)
     groups = proposal_members(before)
+    hidden_after = {f: set(h) for f, h in hidden_sets.items()}
+    for d, i in late_of.items():
+        if split.is_hidden(tuple(corpus.folders[i])):
+            hidden_after.setdefault(tuple(corpus.folders[i]), set()).add(d)
     mis_before = 1 - (share([right(before, d) for d in rest]) or 0.0)
     mis_after = 1 - (share([right(after, d) for d in rest]) or 0.0)
     svm_mis_before = 1 - (share([svm_right(svm, d) for d in rest]) or 0.0)
@@ -386,6 +391,11 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             )
             if hidden_sets
             else 0.0,
+            # After feedback, over the hidden documents posted before and after the first
+            # recluster: what the critiques and the late documents did to the proposals.
+            "proposal_f_after": best_match_f(hidden_after, proposal_members(after))
+            if hidden_after
+            else 0.0,
             "churn": churn(targets(after), targets(control)),
             "proposal_ids_kept": sorted(proposals_before) == sorted(proposals_control),
             "proposal_names_kept": proposals_before == proposals_control,
@@ -410,6 +420,7 @@ SUMMARY = [
     "tie_share",
     "proposal_f",
     "proposal_f_subtree",
+    "proposal_f_after",
     "churn",
     "critique_violations",
 ]
