@@ -303,6 +303,8 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
         if split.is_hidden(f):
             hidden_sets.setdefault(f, set()).add(d)
     groups = proposal_members(before)
+    index_of = text_of | late_of  # every new document id -> corpus index
+    truth_all = {d: tuple(corpus.folders[i]) for d, i in index_of.items()}
     hidden_after = {f: set(h) for f, h in hidden_sets.items()}
     for d, i in late_of.items():
         if split.is_hidden(tuple(corpus.folders[i])):
@@ -397,6 +399,13 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             if hidden_after
             else 0.0,
             "churn": churn(targets(after), targets(control)),
+            # JSON only: the documents the control recluster moved, where they were and are.
+            "churned": [
+                {"path": corpus.paths[index_of[d]], **change}
+                for d, change in changed_by_feedback(
+                    after, control, sorted(targets(after)), truth_all, folder_path
+                )
+            ],
             "proposal_ids_kept": sorted(proposals_before) == sorted(proposals_control),
             "proposal_names_kept": proposals_before == proposals_control,
             "critique_violations": violations,

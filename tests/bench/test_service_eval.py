@@ -162,6 +162,9 @@ def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
         assert 0.0 <= run[key] <= 1.0, key
     assert 0.0 <= run["proposal_f"] <= 1.0 and run["moves"] <= 2
     assert 0.0 <= run["proposal_f_after"] <= 1.0
+    # The control recluster's moves are listed: as many as the churn counts.
+    assert all(c["before"] != c["after"] for c in run["churned"])
+    assert (len(run["churned"]) > 0) == (run["churn"] > 0)
     # The paired test counts the known documents exactly one of the two places right.
     difference = (run["served_only_right"] - run["svm_only_right"]) / run["known_new"]
     assert difference == pytest.approx(run["served_exact"] - run["svm_exact"])
