@@ -298,17 +298,19 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
     # The same over every new document: a person cannot tell a page of a folder they do
     # not have yet from the others, and it is never right in an existing folder.
     confident_all = [right(before, d) for d in truth if d in sure_before]
-    hidden_sets: dict[FolderPath, set[int]] = {}
-    for d, f in truth.items():
-        if split.is_hidden(f):
-            hidden_sets.setdefault(f, set()).add(d)
-    groups = proposal_members(before)
     index_of = text_of | late_of  # every new document id -> corpus index
     truth_all = {d: tuple(corpus.folders[i]) for d, i in index_of.items()}
-    hidden_after = {f: set(h) for f, h in hidden_sets.items()}
-    for d, i in late_of.items():
-        if split.is_hidden(tuple(corpus.folders[i])):
-            hidden_after.setdefault(tuple(corpus.folders[i]), set()).add(d)
+
+    def by_hidden_folder(docs: dict[int, FolderPath]) -> dict[FolderPath, set[int]]:
+        out: dict[FolderPath, set[int]] = {}
+        for d, f in docs.items():
+            if split.is_hidden(f):
+                out.setdefault(f, set()).add(d)
+        return out
+
+    hidden_sets = by_hidden_folder(truth)
+    hidden_after = by_hidden_folder(truth_all)  # with the hidden documents posted late
+    groups = proposal_members(before)
     mis_before = 1 - (share([right(before, d) for d in rest]) or 0.0)
     mis_after = 1 - (share([right(after, d) for d in rest]) or 0.0)
     svm_mis_before = 1 - (share([svm_right(svm, d) for d in rest]) or 0.0)

@@ -139,8 +139,10 @@ def _folder_test(
     halves = StratifiedKFold(2, shuffle=True, random_state=random_state).split(X, y)
     p_values, flagged = [], []
     for train, test in halves:
-        with LIBLINEAR_LOCK:  # seeded, so that each run flags the same documents
-            model = LinearSVC(class_weight="balanced", random_state=random_state)
+        # Seeded, and fitted while no other liblinear fit runs: each run flags the same
+        # documents (``LIBLINEAR_LOCK``).
+        model = LinearSVC(class_weight="balanced", random_state=random_state)
+        with LIBLINEAR_LOCK:
             model.fit(X[train], y[train])
         scores = model.decision_function(X[test])
         is_new = y[test] == 1
