@@ -436,3 +436,27 @@ def test_a_placement_stays_while_the_model_is_less_sure_of_another_folder(
         assert kept.kept_confidence == 1.0 and kept.confidence < 1.0
     assert shown_now() == runner_up
     assert shown_after(0.0) == best
+
+
+def test_the_next_recluster_reads_the_previous_representation_naive_bayes_included(
+    client: TestClient, rt: Runtime, worker: EmbeddedWorker
+) -> None:
+    """The newest version's placement representation is the next fit's previous one, so
+    that a near tie keeps it; "plain+nb" (docs/placement.md, "Naive Bayes beside the
+    SVMs") as much as the other two, and a value the core does not know as none."""
+    alice = seed_small(rt, "alice")
+    recluster(client, alice["headers"])
+
+    def previous_after(stored: str) -> str | None:
+        with rt.sessions() as session:
+            newest = latest_version(session=session, user_id=alice["user_id"])
+            newest.stats = {**(newest.stats or {}), "placement_representation": stored}
+            session.commit()
+            inputs = load_inputs(
+                session=session, user_id=alice["user_id"], options=rt.options, seed=0
+            )
+            return inputs.previous_representation
+
+    assert previous_after("plain+nb") == "plain+nb"
+    assert previous_after("plain") == "plain"
+    assert previous_after("dense") is None

@@ -77,6 +77,7 @@ from foldwise.core.measures import (
 from foldwise.core.placement import (
     KEEP_MARGIN,
     MIN_MOVE_CONFIDENCE,
+    PLACEMENT_REPRESENTATIONS,
     CrossValidated,
     DocumentPlacement,
     ExtendedTree,
@@ -118,6 +119,7 @@ __all__ = [
     "KEEP_MARGIN",
     "LANGUAGE_CODES",
     "MIN_MOVE_CONFIDENCE",
+    "PLACEMENT_REPRESENTATIONS",
     "BiHAC",
     "BiHACResult",
     "BiiHAC",

@@ -20,6 +20,7 @@ from foldwise.core.placement._extended_tree import (
 )
 from foldwise.core.placement._kept import KEEP_MARGIN, MIN_MOVE_CONFIDENCE
 from foldwise.core.placement._levels import Placement
+from foldwise.core.placement._naive_bayes import REPRESENTATIONS as PLACEMENT_REPRESENTATIONS
 from foldwise.core.placement._new_folders import add_folders, remove_folders
 from foldwise.core.placement._novelty import neighbourhood_novelty, neighbourhood_p_values
 from foldwise.core.placement._placement import FolderPlacement
@@ -39,6 +40,7 @@ from foldwise.core.placement._suggest import (
 __all__ = [
     "KEEP_MARGIN",
     "MIN_MOVE_CONFIDENCE",
+    "PLACEMENT_REPRESENTATIONS",
     "CloserQuestion",
     "CrossValidated",
     "DocumentPlacement",

@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from foldwise.core import _arrays
 from foldwise.core._hierarchy import FolderPath
+from foldwise.core.placement._naive_bayes import REPRESENTATIONS
 
 #: Parameters that change what the cross-validation estimates; a state is reused only by a
 #: model with the same values.
@@ -160,8 +161,10 @@ class CrossValidated:
             arrays["representation_"], arrays["representation_offsets"]
         )
         temperature = _arrays.scalar(arrays, "temperature_")
-        if representation not in (["latent"], ["plain"]) or not temperature > 0:
-            raise ValueError("unknown representation or non-positive temperature")
+        if len(representation) != 1 or representation[0] not in REPRESENTATIONS:
+            raise ValueError(f"unknown representation {representation!r}")
+        if not temperature > 0:
+            raise ValueError(f"non-positive temperature {temperature!r}")
         return cls(
             folders=folders,
             labeled_per_folder=counts.astype(np.int64),

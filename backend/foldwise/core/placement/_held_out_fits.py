@@ -23,6 +23,7 @@ from foldwise.core.placement._calibration import (
     temperature_from,
     top_two_decisions,
 )
+from foldwise.core.placement._naive_bayes import PLAIN_NB
 
 if TYPE_CHECKING:
     from foldwise.core.placement._placement import FolderPlacement
@@ -108,7 +109,9 @@ def temperature_folds(
         # documents tell nothing about the temperature.
         if not test.any() or np.unique(y[train]).size < 2:
             return None
-        coef, intercept = model._fit_svm(F[train], y[train])
+        coef, intercept = model._fit_svm(
+            F[train], y[train], naive_bayes=model.representation_ == PLAIN_NB
+        )
         D = np.asarray(F[test] @ coef.T)
         # In place: at 1,000 folders the held-out decisions are 160 MB, and the two
         # cross-validations fit side by side (fit_final_and_held_out).
@@ -164,7 +167,9 @@ def novelty_folds(
         seen = np.unique(y[train])
         if seen.size < 2:
             return None
-        coef, intercept = model._fit_svm(F[train], y[train])
+        coef, intercept = model._fit_svm(
+            F[train], y[train], naive_bayes=model.representation_ == PLAIN_NB
+        )
         # The seen folders' coefficients as columns: one copy, not one per block of rows.
         W = np.ascontiguousarray(coef.T[:, seen])
         del coef

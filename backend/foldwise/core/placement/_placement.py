@@ -61,6 +61,7 @@ from foldwise.core.placement._checks import (
 from foldwise.core.placement._cross_validated import CV_PARAMS, CrossValidated
 from foldwise.core.placement._held_out_fits import fit_final_and_held_out
 from foldwise.core.placement._levels import Placement, assign_folder_levels, common_depths
+from foldwise.core.placement._naive_bayes import PLAIN_NB, REPRESENTATIONS, with_naive_bayes
 from foldwise.core.placement._placement_arrays import placement_from_arrays, placement_to_arrays
 from foldwise.core.placement._representation import choose_representation
 from foldwise.core.placement._sampled_svm import (
@@ -100,15 +101,17 @@ class FolderPlacement(BaseEstimator):
         selection ran ("auto" fits the temperature on the selection's folds).
     random_state : int, default=0
         Seed for the SVD and the folds.
-    representation : {"auto", "latent", "plain"}, default="auto"
+    representation : {"auto", "latent", "plain", "plain+nb"}, default="auto"
         "latent": eta^2 term weights (if ``supervised_weights``) and ``n_components`` LSA
-        dimensions; "plain": the tf-idf rows alone; "auto": whichever places more labeled
-        documents right in ``selection_folds``-fold cross-validation.
+        dimensions; "plain": the tf-idf rows alone; "plain+nb": those, with a complement
+        naive Bayes term added to the SVMs' decisions (``_naive_bayes``); "auto": whichever
+        places more labeled documents right in ``selection_folds``-fold cross-validation
+        (the naive Bayes term only where it beats "plain" there, ``_representation``).
     selection_folds : int, default=3
         Folds of that comparison. Where it ends in a near tie (and no previous choice
         stands) the two are compared again in ``_representation.TIE_SELECTION_FOLDS`` (5)
         folds, whose SVMs see more of the labels, as the final model sees all of them.
-    previous_representation : {"latent", "plain"} or None, default=None
+    previous_representation : {"latent", "plain", "plain+nb"} or None, default=None
         The representation of the model this one replaces (the previous recluster's). With
         "auto" it is kept unless the other places clearly more held-out documents right (a
         sign test), so that a few new labels do not flip it.
@@ -160,7 +163,7 @@ class FolderPlacement(BaseEstimator):
     coef_ : ndarray of shape (n_folders, n_features)
     intercept_ : ndarray of shape (n_folders,)
     representation_ : str
-        The representation used, "latent" or "plain".
+        The representation used: "latent", "plain" or "plain+nb".
     labeled_per_folder_ : ndarray of shape (n_folders,), int
         Labeled documents of each folder.
     temperature_ : float
@@ -285,7 +288,10 @@ class FolderPlacement(BaseEstimator):
             self.temperature_ = 1.0
             self.novelty_coef_ = np.zeros(0)
         else:
-            final = functools.partial(self._fit_svm, F[labeled], y, sw, n_jobs=self.n_jobs)
+            final = functools.partial(
+                self._fit_svm, F[labeled], y, sw, n_jobs=self.n_jobs,
+                naive_bayes=self.representation_ == PLAIN_NB,
+            )  # fmt: skip
             if kept is not None:
                 self.coef_, self.intercept_ = final()
                 self.temperature_ = kept.temperature
@@ -358,14 +364,15 @@ class FolderPlacement(BaseEstimator):
             raise ValueError(f"rho must lie in (0, 1), got {self.rho!r}")
         if not isinstance(self.cv, int | np.integer) or self.cv < 2:
             raise ValueError(f"cv must be an int >= 2, got {self.cv!r}")
-        if self.previous_representation not in (None, "latent", "plain"):
+        if self.previous_representation not in (None, *REPRESENTATIONS):
             raise ValueError(
-                "previous_representation must be None, 'latent' or 'plain', "
+                f"previous_representation must be None or one of {REPRESENTATIONS}, "
                 f"got {self.previous_representation!r}"
             )
-        if self.representation not in ("auto", "latent", "plain"):
+        if self.representation not in ("auto", *REPRESENTATIONS):
             raise ValueError(
-                f"representation must be 'auto', 'latent' or 'plain', got {self.representation!r}"
+                f"representation must be 'auto' or one of {REPRESENTATIONS}, "
+                f"got {self.representation!r}"
             )
         if not isinstance(self.selection_folds, int | np.integer) or self.selection_folds < 2:
             raise ValueError(f"selection_folds must be an int >= 2, got {self.selection_folds!r}")
@@ -476,8 +483,12 @@ class FolderPlacement(BaseEstimator):
         y: NDArray[np.intp],
         sample_weight: NDArray[np.float64] | None = None,
         n_jobs: int | None = None,
+        naive_bayes: bool = False,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """One-vs-rest SVMs: coef (n_folders, n_features), intercept (n_folders,).
+
+        ``naive_bayes``: with a complement naive Bayes term added ("plain+nb",
+        :func:`_naive_bayes.with_naive_bayes`).
 
         ``n_jobs`` threads for sampled SVMs: the final fit only (and the chosen
         representation's second pass, which runs alone). Cross-validation already runs its
@@ -505,6 +516,8 @@ class FolderPlacement(BaseEstimator):
             c, b = svm.coef_, svm.intercept_
             if present.size == 2:  # sklearn keeps one binary decision; one per class here
                 c, b = np.vstack([-c[0], c[0]]), np.array([-b[0], b[0]])
+        if naive_bayes:
+            c = with_naive_bayes(F, y, c, b, present, sample_weight)
         return self._all_folders(c, b, present)
 
     def _all_folders(

@@ -1,4 +1,5 @@
-"""Which representation places the collection's documents better: "latent" or "plain"
+"""Which representation places the collection's documents better: "latent" or "plain", and
+plain with or without a naive Bayes term ("plain+nb", ``_naive_bayes``)
 (``FolderPlacement(representation="auto")``, docs/placement.md, "Placement model").
 
 Cross-validation on the labeled documents decides, the previous choice standing unless the
@@ -20,6 +21,7 @@ from numpy.typing import NDArray
 from foldwise.core.placement._calibration import top_two_decisions
 from foldwise.core.placement._decision_kernel import best_two
 from foldwise.core.placement._held_out_fits import novelty_groups, stratified_folds
+from foldwise.core.placement._naive_bayes import PLAIN_NB, REPRESENTATIONS, with_naive_bayes
 from foldwise.core.placement._sampled_svm import second_pass
 
 if TYPE_CHECKING:
@@ -139,7 +141,11 @@ def choose_representation(
         # of the labels").
         result = _compare(model, X, w, labeled, y, hidden, deferred, TIE_SELECTION_FOLDS)
     right, decisions, found, unfinished, fold, used, kept = result
-    chosen = more_right(right, model.previous_representation, near_tie_choice(counts))
+    previous = model.previous_representation
+    base = "plain" if previous == PLAIN_NB else previous
+    chosen = more_right(right, base, near_tie_choice(counts))
+    if chosen == "plain" and not deferred:
+        chosen = naive_bayes_choice(right, previous)
     finish = unfinished.pop(chosen, None)
     unfinished.clear()  # the other's features and first pass: not held beside the second
     if finish is not None:
@@ -195,11 +201,13 @@ def _compare(
     held_out = np.isin(fold, used) & ~hidden
     kept = _kept_for_temperature(held_out, len(model.folders_), rng)
 
-    def fold_fit(representation: str, f: int) -> tuple[NDArray[np.bool_], Any] | None:
-        """Held-out documents of fold ``f`` placed right, and the function that gives
-        the decision values of those of them ``kept`` (n_kept_in_fold, n_folders) and
-        the novelty model's examples where folders are hidden (its result where not
-        ``deferred``); None where the fold is not scorable."""
+    def fold_fit(representation: str, f: int) -> dict[str, tuple[NDArray[np.bool_], Any]] | None:
+        """Per representation scored, the held-out documents of fold ``f`` placed right,
+        and the function that gives the decision values of those of them ``kept``
+        (n_kept_in_fold, n_folders) and the novelty model's examples where folders are
+        hidden (its result where not ``deferred``); None where the fold is not scorable.
+        The plain fit scores "plain+nb" too, where the SVMs are not sampled: its naive
+        Bayes term is a sum over the same rows beside the SVMs (``_naive_bayes``)."""
         train, test = (fold != f) & ~hidden, (fold == f) & ~hidden
         if np.unique(y[train]).size < 2 or not test.any():
             return None
@@ -218,6 +226,20 @@ def _compare(
                 novelty = examples(F, coef, intercept, train, test)
                 return D if kept[test].all() else D[kept[test]], novelty
 
+            if deferred:
+                return {representation: (hits, finish)}
+            scored = {representation: (hits, finish())}
+            if representation == "plain":
+                present = np.unique(y[train])
+                blended = coef.copy()  # folders not trained on keep the SVMs' zeros and -1
+                blended[present] = with_naive_bayes(
+                    F_train, y[train], coef[present], intercept[present], present
+                )
+                D_nb = np.asarray(F[rows[test]] @ blended.T + intercept)
+                hits_nb = np.asarray(D_nb.argmax(axis=1) == y[test])
+                scored[PLAIN_NB] = (hits_nb, (D_nb if kept[test].all() else D_nb[kept[test]], None))
+            return scored
+
         else:
             # Each held-out row's best class, without its (n_test, n_folders) values.
             W = np.ascontiguousarray(first.coef.T)
@@ -234,7 +256,7 @@ def _compare(
                 # Run alone, after the selection's two threads: its examples take both.
                 return D, examples(F, coef, intercept, train, test, model.n_jobs)
 
-        return hits, finish if deferred else finish()
+        return {representation: (hits, finish if deferred else finish())}
 
     def examples(
         F: sp.csr_matrix,
@@ -255,9 +277,9 @@ def _compare(
         top = top_two_decisions(F, rows[scored], W, intercept[seen], n_jobs=n_jobs)
         return top, ~hidden[scored]
 
-    right = {r: np.zeros(y.size, dtype=bool) for r in ("latent", "plain")}
-    decisions: dict[str, list[NDArray[np.float64] | None]] = {"latent": [], "plain": []}
-    found: dict[str, NoveltyExamples | None] = {"latent": None, "plain": None}
+    right = {r: np.zeros(y.size, dtype=bool) for r in REPRESENTATIONS}
+    decisions: dict[str, list[NDArray[np.float64] | None]] = {r: [] for r in REPRESENTATIONS}
+    found: dict[str, NoveltyExamples | None] = dict.fromkeys(REPRESENTATIONS)
     unfinished: dict[str, Callable[[], Any]] = {}
 
     def score(folds: list[int]) -> None:
@@ -265,16 +287,19 @@ def _compare(
         for (representation, f), result in zip(
             tasks, model._parallel(fold_fit, tasks), strict=True
         ):
-            if result is None:
-                decisions[representation].append(None)
-                continue
-            hits, finished = result
-            right[representation][(fold == f) & ~hidden] = hits
-            if deferred:
-                unfinished[representation] = finished
-            else:
-                decisions[representation].append(finished[0])
-                found[representation] = found[representation] or finished[1]
+            # "plain+nb" is scored in plain's fits: its fold is kept with plain's.
+            names = (representation, PLAIN_NB) if representation == "plain" else (representation,)
+            for name in names:
+                if result is None or name not in result:
+                    decisions[name].append(None)
+                    continue
+                hits, finished = result[name]
+                right[name][(fold == f) & ~hidden] = hits
+                if deferred:
+                    unfinished[name] = finished
+                else:
+                    decisions[name].append(finished[0])
+                    found[name] = found[name] or finished[1]
 
     # The first folds, then the others only where those leave the choice open.
     score(used[:FIRST_SELECTION_FOLDS])
@@ -331,6 +356,19 @@ def more_right(
     other = "plain" if previous == "latent" else "latent"
     wins, losses = wins_and_losses(right[other], right[previous])
     return other if wins - losses > np.sqrt(wins + losses) else previous
+
+
+def naive_bayes_choice(right: dict[str, NDArray[np.bool_]], previous: str | None) -> str:
+    """ "plain+nb" or "plain", on the held-out documents each places right: the naive Bayes
+    term is added where it places more right than plain by more than a standard deviation
+    of the sign test, and kept, once added, unless plain leads it by as much (a flip moves
+    placements, as in :func:`more_right`). On 60% filed of three 20 Newsgroups corpora it
+    placed 0.9-1.7 points more new posts right, on python-docs 0.6 fewer
+    (docs/placement.md, "Naive Bayes beside the SVMs")."""
+    wins, losses = wins_and_losses(right[PLAIN_NB], right["plain"])
+    if previous == PLAIN_NB:
+        return "plain" if losses - wins > np.sqrt(wins + losses) else PLAIN_NB
+    return PLAIN_NB if wins - losses > np.sqrt(wins + losses) else "plain"
 
 
 def clear_winner(a: NDArray[np.bool_], b: NDArray[np.bool_]) -> bool:

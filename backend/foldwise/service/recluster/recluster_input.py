@@ -522,7 +522,7 @@ def _previous_representation(session: Session, user_id: int) -> str | None:
     """The placement representation of the user's newest tree version (None: none yet)."""
     version = latest_version(session=session, user_id=user_id)
     value = (version.stats or {}).get("placement_representation") if version else None
-    return value if value in ("latent", "plain") else None
+    return value if value in core.PLACEMENT_REPRESENTATIONS else None
 
 
 def representatives(*, session: Session, user_id: int, folder_ids: list[int]) -> dict[int, int]:

@@ -1,0 +1,88 @@
+"""The complement naive Bayes term beside the plain SVMs ("plain+nb", docs/placement.md)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.naive_bayes import ComplementNB
+from sklearn.preprocessing import normalize
+from sklearn.svm import LinearSVC
+from synthetic_topics import topic_corpus
+
+from foldwise.core import CrossValidated, FolderPlacement
+from foldwise.core.placement import _naive_bayes
+from foldwise.core.placement._representation import naive_bayes_choice
+
+
+def _rows(seed: int = 0) -> tuple[sp.csr_matrix, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(4), 15)
+    counts = rng.poisson(0.3, size=(y.size, 40)).astype(float)
+    counts[np.arange(y.size), 10 * y + rng.integers(0, 10, y.size)] += 2  # each class's terms
+    return sp.csr_matrix(normalize(counts)), y
+
+
+def test_the_term_is_complement_naive_bayes_centred_and_scaled_to_the_svms_spread():
+    F, y = _rows()
+    svm = LinearSVC(random_state=0).fit(F, y)
+    present = np.arange(4)
+    blended = _naive_bayes.with_naive_bayes(F, y, svm.coef_, svm.intercept_, present)
+    added = blended - svm.coef_
+    nb = ComplementNB(alpha=_naive_bayes.NB_ALPHA).fit(F, y)
+    centred = nb.feature_log_prob_ - nb.feature_log_prob_.mean(axis=0)
+    # A positive multiple of complement naive Bayes's log weights, centred over folders:
+    scale = added.ravel() @ centred.ravel() / (centred.ravel() @ centred.ravel())
+    assert scale > 0
+    np.testing.assert_allclose(added, scale * centred, atol=1e-12)
+    bayes = np.asarray(F @ added.T)
+    # ... so each document's values keep their mean, and alone they rank as naive Bayes does,
+    np.testing.assert_allclose(bayes.sum(axis=1), 0, atol=1e-9)
+    np.testing.assert_array_equal(bayes.argmax(axis=1), nb.predict(F))
+    # ... and they spread NB_WEIGHT times as much as the SVMs' (each row centred).
+    svm_values = np.asarray(F @ svm.coef_.T) + svm.intercept_
+    svm_values -= svm_values.mean(axis=1, keepdims=True)
+    assert bayes.std() == pytest.approx(_naive_bayes.NB_WEIGHT * svm_values.std())
+
+
+def test_the_term_is_added_where_it_leads_and_stays_unless_plain_leads():
+    twenty = np.array([True] * 20 + [False] * 10 + [True] * 50)
+    ten = np.array([False] * 20 + [True] * 10 + [True] * 50)
+    # 20 wins against 10 losses: beyond one standard deviation (sqrt(30) = 5.5).
+    assert naive_bayes_choice({"plain+nb": twenty, "plain": ten}, None) == "plain+nb"
+    assert naive_bayes_choice({"plain+nb": twenty, "plain": ten}, "latent") == "plain+nb"
+    # 13 against 10 is within it: plain stays, and so does a previous "plain+nb".
+    close = {"plain+nb": twenty[7:], "plain": ten[7:]}
+    assert naive_bayes_choice(close, None) == "plain"
+    assert naive_bayes_choice(close, "plain+nb") == "plain+nb"
+    # A previous "plain+nb" gives way to plain's clear lead.
+    assert naive_bayes_choice({"plain+nb": ten, "plain": twenty}, "plain+nb") == "plain"
+
+
+def test_a_plain_nb_model_is_the_plain_one_with_the_term_and_round_trips():
+    X, _, truth = topic_corpus(seed=3, per_folder=20, own=1, parent=4, common=6)
+    rng = np.random.default_rng(0)
+    labels = [t if rng.random() < 0.6 else None for t in truth]
+    plain = FolderPlacement(representation="plain").fit(X, labels)
+    with_nb = FolderPlacement(representation="plain+nb").fit(X, labels)
+    assert with_nb.representation_ == "plain+nb"
+    np.testing.assert_array_equal(plain.intercept_, with_nb.intercept_)
+    assert not np.allclose(plain.coef_, with_nb.coef_)
+    # The term's part of each folder's coefficients sums to zero over the folders.
+    np.testing.assert_allclose((with_nb.coef_ - plain.coef_).sum(axis=0), 0, atol=1e-9)
+    again = FolderPlacement.from_arrays(with_nb.to_arrays())
+    assert again.representation_ == "plain+nb"
+    np.testing.assert_allclose(again.decision_function(X), with_nb.decision_function(X))
+    state = CrossValidated.from_arrays(with_nb.cross_validated_state().to_arrays())
+    assert state.representation == "plain+nb"
+    # A later fit may reuse that state, and keeps the term in its final SVMs.
+    reused = FolderPlacement(cross_validated=state).fit(X, labels)
+    assert reused.cross_validated_reused_ and reused.representation_ == "plain+nb"
+    np.testing.assert_allclose(reused.coef_, with_nb.coef_)
+    arrays = with_nb.cross_validated_state().to_arrays()
+    arrays["representation_"] = np.frombuffer(b"dense", dtype=np.uint8)
+    arrays["representation_offsets"] = np.array([0, 5])
+    with pytest.raises(ValueError, match="unknown representation"):
+        CrossValidated.from_arrays(arrays)
+    with pytest.raises(ValueError, match="representation"):
+        FolderPlacement(representation="plain+svm").fit(X, labels)
