@@ -255,6 +255,12 @@ def run(corpus: Corpus, setting: int, seed: int, args: argparse.Namespace) -> di
             violations = critiques_violated(
                 server, after, moved, answers, truth, folder_id, folder_path
             )
+            # The placement representation of the three reclusters, in order (JSON only):
+            # which of the selection's candidates served each tree.
+            versions = server.call("GET", "/api/tree/versions").json()[:3]
+            out["representations"] = [
+                (v.get("stats") or {}).get("placement_representation") for v in versions[::-1]
+            ]
         finally:
             server.stop()
 

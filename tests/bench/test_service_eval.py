@@ -165,6 +165,9 @@ def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
     # The control recluster's moves are listed: as many as the churn counts.
     assert all(c["before"] != c["after"] for c in run["churned"])
     assert (len(run["churned"]) > 0) == (run["churn"] > 0)
+    # Each of the three reclusters names the representation that placed its documents.
+    assert len(run["representations"]) == 3
+    assert set(run["representations"]) <= {"latent", "plain", "plain+nb"}
     # The paired test counts the known documents exactly one of the two places right.
     difference = (run["served_only_right"] - run["svm_only_right"]) / run["known_new"]
     assert difference == pytest.approx(run["served_exact"] - run["svm_exact"])
