@@ -359,12 +359,12 @@ def more_right(
 
 
 def naive_bayes_choice(right: dict[str, NDArray[np.bool_]], previous: str | None) -> str:
-    """ "plain+nb" or "plain", on the held-out documents each places right: the naive Bayes
-    term is added where it places more right than plain by more than a standard deviation
-    of the sign test, and kept, once added, unless plain leads it by as much (a flip moves
-    placements, as in :func:`more_right`). On 60% filed of three 20 Newsgroups corpora it
-    placed 0.9-1.7 points more new posts right, on python-docs 0.6 fewer
-    (docs/placement.md, "Naive Bayes beside the SVMs")."""
+    """Plain with its naive Bayes term ("plain+nb") or without, on the held-out documents
+    each places right: the term is added where it places more right than plain by more
+    than a standard deviation of the sign test, and kept, once added, unless plain leads
+    it by as much (a flip moves placements, as in :func:`more_right`). On 60% filed of
+    three 20 Newsgroups corpora it placed 0.9-1.7 points more new posts right, on
+    python-docs 0.6 fewer (docs/placement.md, "Naive Bayes beside the SVMs")."""
     wins, losses = wins_and_losses(right[PLAIN_NB], right["plain"])
     if previous == PLAIN_NB:
         return "plain" if losses - wins > np.sqrt(wins + losses) else PLAIN_NB
