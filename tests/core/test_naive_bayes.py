@@ -23,15 +23,18 @@ def _rows(seed: int = 0) -> tuple[sp.csr_matrix, np.ndarray]:
     return sp.csr_matrix(normalize(counts)), y
 
 
-def test_the_term_is_complement_naive_bayes_centred_and_scaled_to_the_svms_spread():
+def test_the_term_is_complement_naive_bayes_centred_and_scaled_to_the_svms_spread(monkeypatch):
     F, y = _rows()
+    weight = np.linspace(0.5, 2.0, y.size)
     svm = LinearSVC(random_state=0).fit(F, y)
     present = np.arange(4)
-    blended = _naive_bayes.with_naive_bayes(F, y, svm.coef_, svm.intercept_, present)
-    added = blended - svm.coef_
-    nb = ComplementNB(alpha=_naive_bayes.NB_ALPHA).fit(F, y)
+    added = _naive_bayes.naive_bayes_term(
+        F, y, present, svm.coef_, svm.intercept_, sample_weight=weight
+    )
+    # Oracle: scikit-learn's complement naive Bayes on the same weighted rows.
+    nb = ComplementNB(alpha=_naive_bayes.NB_ALPHA).fit(F, y, sample_weight=weight)
     centred = nb.feature_log_prob_ - nb.feature_log_prob_.mean(axis=0)
-    # A positive multiple of complement naive Bayes's log weights, centred over folders:
+    # A positive multiple of its log weights, centred over folders:
     scale = added.ravel() @ centred.ravel() / (centred.ravel() @ centred.ravel())
     assert scale > 0
     np.testing.assert_allclose(added, scale * centred, atol=1e-12)
@@ -43,6 +46,16 @@ def test_the_term_is_complement_naive_bayes_centred_and_scaled_to_the_svms_sprea
     svm_values = np.asarray(F @ svm.coef_.T) + svm.intercept_
     svm_values -= svm_values.mean(axis=1, keepdims=True)
     assert bayes.std() == pytest.approx(_naive_bayes.NB_WEIGHT * svm_values.std())
+    # Where there are many training rows the spread is measured on evenly spaced ones:
+    # the same weights, scaled a little differently.
+    whole = _naive_bayes.naive_bayes_term(F, y, present, svm.coef_, svm.intercept_)
+    monkeypatch.setattr(_naive_bayes, "MAX_SPREAD_ROWS", 20)
+    sampled = _naive_bayes.naive_bayes_term(F, y, present, svm.coef_, svm.intercept_)
+    ratio = sampled.ravel() @ whole.ravel() / (whole.ravel() @ whole.ravel())
+    np.testing.assert_allclose(sampled, ratio * whole, atol=1e-12)
+    assert ratio == pytest.approx(1.0, abs=0.3) and ratio != 1.0
+    with pytest.raises(ValueError, match="sorted folders"):
+        _naive_bayes.naive_bayes_term(F, y, np.arange(3), svm.coef_[:3], svm.intercept_[:3])
 
 
 def test_the_term_is_added_where_it_leads_and_stays_unless_plain_leads():

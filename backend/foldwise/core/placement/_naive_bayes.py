@@ -20,7 +20,6 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from sklearn.naive_bayes import ComplementNB
 
 #: The representation: the plain one's features, its SVMs' decisions plus the naive Bayes term.
 PLAIN_NB = "plain+nb"
@@ -31,37 +30,59 @@ REPRESENTATIONS = ("latent", "plain", PLAIN_NB)
 #: 150 posts per group, five seeds each: .25 / .5 / 1 placed +0.8 / +1.0 / +1.3 points on 150,
 #: +0.8 / +1.7 / +2.2 on 30, +0.6 / +0.9 / +1.0 on 100; python-docs -0.3 / -0.6 / -1.6.
 NB_WEIGHT = 0.5
+#: Training rows over which the naive Bayes decisions are scaled to the SVMs': an array of
+#: (rows x folders) decisions, bounded where the SVMs are sampled (a kept "plain+nb" state
+#: can meet a collection that has grown past ``max_svm_pairs``).
+MAX_SPREAD_ROWS = 5_000
 #: Additive smoothing of the complement counts (ComplementNB's alpha). The rows are
 #: unit-length tf-idf, so a count is a fraction of a document: 1 would drown rare terms.
 NB_ALPHA = 0.1
 
 
-def with_naive_bayes(
+def naive_bayes_term(
     F: sp.csr_matrix,
     y: NDArray[np.intp],
+    present: NDArray[np.intp],
     coef: NDArray[np.float64],
     intercept: NDArray[np.float64],
-    present: NDArray[np.intp],
     sample_weight: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
-    """The SVMs' coefficients ``coef`` (n_present, n_features) with the complement naive
-    Bayes log weights of the rows ``F`` (n, n_features, non-negative) labeled ``y`` added,
-    shape (n_present, n_features); ``present``: the folders of ``coef``'s rows, in order.
+    """What the naive Bayes term adds to the SVMs' coefficients, shape (n_present,
+    n_features): the complement naive Bayes log weights of the rows ``F`` (n,
+    n_features, non-negative) labeled ``y`` (``ComplementNB(alpha=NB_ALPHA)``'s
+    ``feature_log_prob_``), weighted by ``sample_weight`` as the SVMs' hinge loss is.
 
-    The naive Bayes weights are centred over the folders, so that a row's decision values
-    keep their mean (novelty reads the top value, not only the order), and scaled so that
-    their decisions on the training rows spread as much as the SVMs' (each row's values
-    centred first) before ``NB_WEIGHT`` is applied.
+    ``present``: the sorted folders of ``y``, and of the rows of the SVMs ``coef``
+    (n_present, n_features) and ``intercept`` (n_present,). The weights are centred over
+    the folders, so that a row's decision values keep their mean (novelty reads the top
+    value, not only the order), and scaled so that their decisions spread ``NB_WEIGHT``
+    times as much as the SVMs' over the training rows (each row's values centred first;
+    at most ``MAX_SPREAD_ROWS`` of them, evenly spaced).
+
+    Written out rather than fitted with scikit-learn's ``ComplementNB`` (which the tests
+    compare it with) for memory. At 300 folders and 50,000 terms one such array is 120 MB;
+    ``ComplementNB``'s fit peaked at 492 MB, this at 270 (the term, and a transposed copy
+    while its decisions are measured), and cross-validation fits two folds at once.
     """
-    nb = ComplementNB(alpha=NB_ALPHA).fit(F, y, sample_weight=sample_weight)
-    position = {int(c): i for i, c in enumerate(nb.classes_)}
-    log_weights = nb.feature_log_prob_[[position[int(c)] for c in present]]
-    log_weights = log_weights - log_weights.mean(axis=0)
-    svm = np.asarray(F @ coef.T) + intercept
+    folder = np.searchsorted(present, y)
+    if not np.array_equal(present[np.minimum(folder, present.size - 1)], y):
+        raise ValueError("present must be the sorted folders of y")
+    weight = np.ones(y.size) if sample_weight is None else np.asarray(sample_weight, float)
+    membership = sp.csr_matrix((weight, (folder, np.arange(y.size))), shape=(present.size, y.size))
+    term = np.asarray((membership @ F).todense(), dtype=np.float64)  # each folder's sums
+    # Complement counts, smoothed: every folder's sums but its own, plus alpha.
+    np.subtract(term.sum(axis=0) + NB_ALPHA, term, out=term)
+    log_totals = np.log(term.sum(axis=1, keepdims=True))
+    np.log(term, out=term)
+    term -= log_totals  # log P(term | another folder)
+    term *= -1  # complement naive Bayes: a term rare outside the folder speaks for it
+    term -= term.mean(axis=0)
+    rows = np.unique(np.linspace(0, F.shape[0] - 1, min(F.shape[0], MAX_SPREAD_ROWS)).astype(int))
+    svm = np.asarray(F[rows] @ coef.T) + intercept
     svm -= svm.mean(axis=1, keepdims=True)
-    bayes = np.asarray(F @ log_weights.T)
-    spread = float(bayes.std())
-    if spread == 0:  # every row empty, or one folder: nothing to add
-        return coef
-    scale = NB_WEIGHT * float(svm.std()) / spread
-    return coef + scale * log_weights
+    spread = float(np.asarray(F[rows] @ term.T).std())
+    if spread == 0:  # empty rows, or one folder: nothing to add
+        term[:] = 0.0
+        return term
+    term *= NB_WEIGHT * float(svm.std()) / spread
+    return term

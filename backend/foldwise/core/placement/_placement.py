@@ -61,7 +61,7 @@ from foldwise.core.placement._checks import (
 from foldwise.core.placement._cross_validated import CV_PARAMS, CrossValidated
 from foldwise.core.placement._held_out_fits import fit_final_and_held_out
 from foldwise.core.placement._levels import Placement, assign_folder_levels, common_depths
-from foldwise.core.placement._naive_bayes import PLAIN_NB, REPRESENTATIONS, with_naive_bayes
+from foldwise.core.placement._naive_bayes import PLAIN_NB, REPRESENTATIONS, naive_bayes_term
 from foldwise.core.placement._placement_arrays import placement_from_arrays, placement_to_arrays
 from foldwise.core.placement._representation import choose_representation
 from foldwise.core.placement._sampled_svm import (
@@ -488,7 +488,7 @@ class FolderPlacement(BaseEstimator):
         """One-vs-rest SVMs: coef (n_folders, n_features), intercept (n_folders,).
 
         ``naive_bayes``: with a complement naive Bayes term added ("plain+nb",
-        :func:`_naive_bayes.with_naive_bayes`).
+        :func:`_naive_bayes.naive_bayes_term`).
 
         ``n_jobs`` threads for sampled SVMs: the final fit only (and the chosen
         representation's second pass, which runs alone). Cross-validation already runs its
@@ -517,7 +517,10 @@ class FolderPlacement(BaseEstimator):
             if present.size == 2:  # sklearn keeps one binary decision; one per class here
                 c, b = np.vstack([-c[0], c[0]]), np.array([-b[0], b[0]])
         if naive_bayes:
-            c = with_naive_bayes(F, y, c, b, present, sample_weight)
+            # In place: the coefficients are this fit's own, and at a few hundred folders
+            # each copy is 100 MB or more.
+            c = np.asarray(c, dtype=np.float64)
+            c += naive_bayes_term(F, y, present, c, b, sample_weight)
         return self._all_folders(c, b, present)
 
     def _all_folders(

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from foldwise.core.placement._calibration import top_two_decisions
 from foldwise.core.placement._decision_kernel import best_two
 from foldwise.core.placement._held_out_fits import novelty_groups, stratified_folds
-from foldwise.core.placement._naive_bayes import PLAIN_NB, REPRESENTATIONS, with_naive_bayes
+from foldwise.core.placement._naive_bayes import PLAIN_NB, REPRESENTATIONS, naive_bayes_term
 from foldwise.core.placement._sampled_svm import second_pass
 
 if TYPE_CHECKING:
@@ -231,11 +231,11 @@ def _compare(
             scored = {representation: (hits, finish())}
             if representation == "plain":
                 present = np.unique(y[train])
-                blended = coef.copy()  # folders not trained on keep the SVMs' zeros and -1
-                blended[present] = with_naive_bayes(
-                    F_train, y[train], coef[present], intercept[present], present
-                )
-                D_nb = np.asarray(F[rows[test]] @ blended.T + intercept)
+                trained = coef if present.size == coef.shape[0] else coef[present]
+                term = naive_bayes_term(F_train, y[train], present, trained, intercept[present])
+                # Folders not trained on keep the SVMs' zeros and -1.
+                D_nb = D.copy()
+                D_nb[:, present] += np.asarray(F[rows[test]] @ term.T)
                 hits_nb = np.asarray(D_nb.argmax(axis=1) == y[test])
                 scored[PLAIN_NB] = (hits_nb, (D_nb if kept[test].all() else D_nb[kept[test]], None))
             return scored
