@@ -167,7 +167,7 @@ def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
     assert (len(run["churned"]) > 0) == (run["churn"] > 0)
     # Each of the three reclusters names the representation that placed its documents.
     assert len(run["representations"]) == 3
-    assert set(run["representations"]) <= {"latent", "plain", "plain+nb"}
+    assert set(run["representations"]) <= {"latent", "plain", "plain+nb", "latent+nb"}
     # The paired test counts the known documents exactly one of the two places right.
     difference = (run["served_only_right"] - run["svm_only_right"]) / run["known_new"]
     assert difference == pytest.approx(run["served_exact"] - run["svm_exact"])

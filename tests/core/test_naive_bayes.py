@@ -58,18 +58,25 @@ def test_the_term_is_complement_naive_bayes_centred_and_scaled_to_the_svms_sprea
         _naive_bayes.naive_bayes_term(F, y, np.arange(3), svm.coef_[:3], svm.intercept_[:3])
 
 
-def test_the_term_is_added_where_it_leads_and_stays_unless_plain_leads():
+@pytest.mark.parametrize("chosen", ["plain", "latent"])
+def test_the_term_is_added_where_it_leads_and_stays_unless_the_representation_alone_leads(
+    chosen,
+):
     twenty = np.array([True] * 20 + [False] * 10 + [True] * 50)
     ten = np.array([False] * 20 + [True] * 10 + [True] * 50)
+    with_term = chosen + "+nb"
+    other = {"plain": "latent", "latent": "plain"}[chosen]
     # 20 wins against 10 losses: beyond one standard deviation (sqrt(30) = 5.5).
-    assert naive_bayes_choice({"plain+nb": twenty, "plain": ten}, None) == "plain+nb"
-    assert naive_bayes_choice({"plain+nb": twenty, "plain": ten}, "latent") == "plain+nb"
-    # 13 against 10 is within it: plain stays, and so does a previous "plain+nb".
-    close = {"plain+nb": twenty[7:], "plain": ten[7:]}
-    assert naive_bayes_choice(close, None) == "plain"
-    assert naive_bayes_choice(close, "plain+nb") == "plain+nb"
-    # A previous "plain+nb" gives way to plain's clear lead.
-    assert naive_bayes_choice({"plain+nb": ten, "plain": twenty}, "plain+nb") == "plain"
+    assert naive_bayes_choice({with_term: twenty, chosen: ten}, None, chosen) == with_term
+    assert naive_bayes_choice({with_term: twenty, chosen: ten}, other, chosen) == with_term
+    # 13 against 10 is within it: the representation alone stays, and so does a previous
+    # choice of the term, but not the other representation's.
+    close = {with_term: twenty[7:], chosen: ten[7:]}
+    assert naive_bayes_choice(close, None, chosen) == chosen
+    assert naive_bayes_choice(close, with_term, chosen) == with_term
+    assert naive_bayes_choice(close, other + "+nb", chosen) == chosen
+    # A previous choice of the term gives way to a clear lead without it.
+    assert naive_bayes_choice({with_term: ten, chosen: twenty}, with_term, chosen) == chosen
 
 
 def test_a_plain_nb_model_is_the_plain_one_with_the_term_and_round_trips():
@@ -99,3 +106,21 @@ def test_a_plain_nb_model_is_the_plain_one_with_the_term_and_round_trips():
         CrossValidated.from_arrays(arrays)
     with pytest.raises(ValueError, match="representation"):
         FolderPlacement(representation="plain+svm").fit(X, labels)
+
+
+def test_a_latent_nb_model_adds_the_term_to_the_tf_idf_columns_only():
+    X, _, truth = topic_corpus(seed=3, per_folder=20, own=1, parent=4, common=6)
+    rng = np.random.default_rng(0)
+    labels = [t if rng.random() < 0.6 else None for t in truth]
+    latent = FolderPlacement(representation="latent").fit(X, labels)
+    with_nb = FolderPlacement(representation="latent+nb").fit(X, labels)
+    n_terms = X.shape[1]
+    assert with_nb.components_.shape == latent.components_.shape
+    assert with_nb.coef_.shape == latent.coef_.shape and latent.coef_.shape[1] > n_terms
+    added = with_nb.coef_ - latent.coef_
+    np.testing.assert_array_equal(added[:, n_terms:], 0)  # the LSA coordinates' weights
+    assert np.abs(added[:, :n_terms]).max() > 0
+    np.testing.assert_allclose(added.sum(axis=0), 0, atol=1e-9)
+    again = FolderPlacement.from_arrays(with_nb.to_arrays())
+    assert again.representation_ == "latent+nb"
+    np.testing.assert_allclose(again.decision_function(X), with_nb.decision_function(X))

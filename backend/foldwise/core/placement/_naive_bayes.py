@@ -1,5 +1,6 @@
-"""A complement naive Bayes term beside the plain representation's SVMs: the "plain+nb"
-representation of :class:`FolderPlacement` (docs/placement.md, "Naive Bayes beside the SVMs").
+"""A complement naive Bayes term beside a representation's SVMs: the "plain+nb" and
+"latent+nb" representations of :class:`FolderPlacement` (docs/placement.md, "Naive Bayes
+beside the SVMs").
 
 Where folders hold many documents of ordinary prose (20 Newsgroups: 60-90 filed posts per
 folder) a tf-idf + LinearSVC misses posts that a naive Bayes model of the same rows gets
@@ -8,8 +9,9 @@ either (Rennie et al. 2003, "Tackling the poor assumptions of naive Bayes text
 classifiers": complement naive Bayes; the sum is the SVM's decision plus a multiple of the
 naive Bayes log-likelihood). Where folders are documentation pages that share most of
 their vocabulary the naive Bayes term costs as much: the representation selection tries
-it on its plain folds and keeps it only where it places more held-out documents right
-(``_representation``).
+it in the chosen representation's folds and keeps it only where it places more held-out
+documents right (``_representation``). Latent's features are the weighted tf-idf with LSA
+coordinates appended; the term reads and weighs the tf-idf block only.
 
 Both terms are linear in the features, so the blend is one coefficient matrix: everything
 that reads the SVMs' decision values (temperature, calibration, novelty) reads the blend's.
@@ -21,15 +23,31 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
-#: The representation: the plain one's features, its SVMs' decisions plus the naive Bayes term.
-PLAIN_NB = "plain+nb"
+#: The suffix of a representation whose SVMs' decisions have the naive Bayes term added.
+NB_SUFFIX = "+nb"
+#: The plain representation with the term.
+PLAIN_NB = "plain" + NB_SUFFIX
+#: The latent representation with the term, on the tf-idf block of its features.
+LATENT_NB = "latent" + NB_SUFFIX
 #: Every representation a fitted model may have (``FolderPlacement.representation_``).
-REPRESENTATIONS = ("latent", "plain", PLAIN_NB)
+REPRESENTATIONS = ("latent", "plain", PLAIN_NB, LATENT_NB)
 #: Weight of the naive Bayes term beside the SVMs' decisions once both have the same spread
 #: over the training rows. Offline on 60% filed of 20 Newsgroups at 30, 100 (test split) and
 #: 150 posts per group, five seeds each: .25 / .5 / 1 placed +0.8 / +1.0 / +1.3 points on 150,
 #: +0.8 / +1.7 / +2.2 on 30, +0.6 / +0.9 / +1.0 on 100; python-docs -0.3 / -0.6 / -1.6.
 NB_WEIGHT = 0.5
+
+
+def base_representation(representation: str) -> str:
+    """The features of ``representation``, "latent" or "plain", with or without the term."""
+    return representation.removesuffix(NB_SUFFIX)
+
+
+def has_naive_bayes(representation: str) -> bool:
+    """Whether ``representation``'s SVMs have the naive Bayes term added."""
+    return representation.endswith(NB_SUFFIX)
+
+
 #: Training rows over which the naive Bayes decisions are scaled to the SVMs': an array of
 #: (rows x folders) decisions, bounded where the SVMs are sampled (a kept "plain+nb" state
 #: can meet a collection that has grown past ``max_svm_pairs``).
@@ -46,11 +64,14 @@ def naive_bayes_term(
     coef: NDArray[np.float64],
     intercept: NDArray[np.float64],
     sample_weight: NDArray[np.float64] | None = None,
+    n_terms: int | None = None,
 ) -> NDArray[np.float64]:
-    """What the naive Bayes term adds to the SVMs' coefficients, shape (n_present,
-    n_features): the complement naive Bayes log weights of the rows ``F`` (n,
-    n_features, non-negative) labeled ``y`` (``ComplementNB(alpha=NB_ALPHA)``'s
-    ``feature_log_prob_``), weighted by ``sample_weight`` as the SVMs' hinge loss is.
+    """What the naive Bayes term adds to the SVMs' coefficients of the first ``n_terms``
+    features (all by default), shape (n_present, n_terms): the complement naive Bayes log
+    weights of those columns of the rows ``F`` (n, n_features; non-negative there: the
+    tf-idf block, where latent appends its LSA coordinates) labeled ``y``
+    (``ComplementNB(alpha=NB_ALPHA)``'s ``feature_log_prob_``), weighted by
+    ``sample_weight`` as the SVMs' hinge loss is.
 
     ``present``: the sorted folders of ``y``, and of the rows of the SVMs ``coef``
     (n_present, n_features) and ``intercept`` (n_present,). The weights are centred over
@@ -69,7 +90,8 @@ def naive_bayes_term(
         raise ValueError("present must be the sorted folders of y")
     weight = np.ones(y.size) if sample_weight is None else np.asarray(sample_weight, float)
     membership = sp.csr_matrix((weight, (folder, np.arange(y.size))), shape=(present.size, y.size))
-    term = np.asarray((membership @ F).todense(), dtype=np.float64)  # each folder's sums
+    terms = F if n_terms is None or n_terms == F.shape[1] else F[:, :n_terms]
+    term = np.asarray((membership @ terms).todense(), dtype=np.float64)  # each folder's sums
     # Complement counts, smoothed: every folder's sums but its own, plus alpha.
     np.subtract(term.sum(axis=0) + NB_ALPHA, term, out=term)
     log_totals = np.log(term.sum(axis=1, keepdims=True))
@@ -80,7 +102,7 @@ def naive_bayes_term(
     rows = np.unique(np.linspace(0, F.shape[0] - 1, min(F.shape[0], MAX_SPREAD_ROWS)).astype(int))
     svm = np.asarray(F[rows] @ coef.T) + intercept
     svm -= svm.mean(axis=1, keepdims=True)
-    spread = float(np.asarray(F[rows] @ term.T).std())
+    spread = float(np.asarray(terms[rows] @ term.T).std())
     if spread == 0:  # empty rows, or one folder: nothing to add
         term[:] = 0.0
         return term

@@ -61,7 +61,12 @@ from foldwise.core.placement._checks import (
 from foldwise.core.placement._cross_validated import CV_PARAMS, CrossValidated
 from foldwise.core.placement._held_out_fits import fit_final_and_held_out
 from foldwise.core.placement._levels import Placement, assign_folder_levels, common_depths
-from foldwise.core.placement._naive_bayes import PLAIN_NB, REPRESENTATIONS, naive_bayes_term
+from foldwise.core.placement._naive_bayes import (
+    REPRESENTATIONS,
+    base_representation,
+    has_naive_bayes,
+    naive_bayes_term,
+)
 from foldwise.core.placement._placement_arrays import placement_from_arrays, placement_to_arrays
 from foldwise.core.placement._representation import choose_representation
 from foldwise.core.placement._sampled_svm import (
@@ -101,17 +106,18 @@ class FolderPlacement(BaseEstimator):
         selection ran ("auto" fits the temperature on the selection's folds).
     random_state : int, default=0
         Seed for the SVD and the folds.
-    representation : {"auto", "latent", "plain", "plain+nb"}, default="auto"
+    representation : {"auto", "latent", "plain", "plain+nb", "latent+nb"}, default="auto"
         "latent": eta^2 term weights (if ``supervised_weights``) and ``n_components`` LSA
-        dimensions; "plain": the tf-idf rows alone; "plain+nb": those, with a complement
-        naive Bayes term added to the SVMs' decisions (``_naive_bayes``); "auto": whichever
-        places more labeled documents right in ``selection_folds``-fold cross-validation
-        (the naive Bayes term only where it beats "plain" there, ``_representation``).
+        dimensions; "plain": the tf-idf rows alone; "+nb": with a complement naive Bayes
+        term added to the SVMs' decisions (``_naive_bayes``); "auto": whichever of latent
+        and plain places more labeled documents right in ``selection_folds``-fold
+        cross-validation, with the term where it beats the chosen one alone there
+        (``_representation``).
     selection_folds : int, default=3
         Folds of that comparison. Where it ends in a near tie (and no previous choice
         stands) the two are compared again in ``_representation.TIE_SELECTION_FOLDS`` (5)
         folds, whose SVMs see more of the labels, as the final model sees all of them.
-    previous_representation : {"latent", "plain", "plain+nb"} or None, default=None
+    previous_representation : {"latent", "plain", "plain+nb", "latent+nb"} or None, default=None
         The representation of the model this one replaces (the previous recluster's). With
         "auto" it is kept unless the other places clearly more held-out documents right (a
         sign test), so that a few new labels do not flip it.
@@ -163,7 +169,7 @@ class FolderPlacement(BaseEstimator):
     coef_ : ndarray of shape (n_folders, n_features)
     intercept_ : ndarray of shape (n_folders,)
     representation_ : str
-        The representation used: "latent", "plain" or "plain+nb".
+        The representation used: "latent", "plain", "plain+nb" or "latent+nb".
     labeled_per_folder_ : ndarray of shape (n_folders,), int
         Labeled documents of each folder.
     temperature_ : float
@@ -250,6 +256,8 @@ class FolderPlacement(BaseEstimator):
         self.calibration_x_ = self.calibration_y_ = self.held_out_top_ = np.zeros(0)
         X = as_csr(X)
         n_docs, n_terms = X.shape
+        # Set before the SVMs are fitted: the naive Bayes term weighs the tf-idf columns.
+        self.n_features_in_ = n_terms
         if len(folders) != n_docs:
             raise ValueError(f"folders has {len(folders)} entries for {n_docs} documents")
         labeled = np.array([f is not None for f in folders])
@@ -290,7 +298,7 @@ class FolderPlacement(BaseEstimator):
         else:
             final = functools.partial(
                 self._fit_svm, F[labeled], y, sw, n_jobs=self.n_jobs,
-                naive_bayes=self.representation_ == PLAIN_NB,
+                naive_bayes=has_naive_bayes(self.representation_),
             )  # fmt: skip
             if kept is not None:
                 self.coef_, self.intercept_ = final()
@@ -304,7 +312,6 @@ class FolderPlacement(BaseEstimator):
                 )
         self.triples_ = check_triples(triples, n_docs)
         self._fit_labels = [None if f is None else index[tuple(f)] for f in folders]
-        self.n_features_in_ = n_terms
         return self
 
     def _reusable_state(self) -> CrossValidated | None:
@@ -425,7 +432,8 @@ class FolderPlacement(BaseEstimator):
     ) -> tuple[sp.csr_matrix, NDArray[np.float64]]:
         """Columns scaled by the term weights (times eta^2 of the labeled rows for "latent")."""
         Xw = _scale_columns(X, np.sqrt(w))
-        if representation == "latent" and self.supervised_weights and len(self.folders_) > 1:
+        latent = base_representation(representation) == "latent"
+        if latent and self.supervised_weights and len(self.folders_) > 1:
             eta2 = correlation_ratio(Xw[labeled], y, len(self.folders_))
             if eta2.sum() > 0:
                 w = w * eta2
@@ -453,7 +461,7 @@ class FolderPlacement(BaseEstimator):
         folders than latent directions").
         """
         n_docs, n_terms = Xw.shape
-        if representation != "latent":
+        if base_representation(representation) != "latent":
             return np.zeros((0, n_terms))
         per_folder = max(self.n_components, len(self.folders_))
         k = min(per_folder, 2 * self.n_components, n_docs // 4, n_terms - 1)
@@ -487,8 +495,8 @@ class FolderPlacement(BaseEstimator):
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """One-vs-rest SVMs: coef (n_folders, n_features), intercept (n_folders,).
 
-        ``naive_bayes``: with a complement naive Bayes term added ("plain+nb",
-        :func:`_naive_bayes.naive_bayes_term`).
+        ``naive_bayes``: with a complement naive Bayes term added to the tf-idf columns'
+        coefficients (the first ``n_features_in_``; :func:`_naive_bayes.naive_bayes_term`).
 
         ``n_jobs`` threads for sampled SVMs: the final fit only (and the chosen
         representation's second pass, which runs alone). Cross-validation already runs its
@@ -518,9 +526,10 @@ class FolderPlacement(BaseEstimator):
                 c, b = np.vstack([-c[0], c[0]]), np.array([-b[0], b[0]])
         if naive_bayes:
             # In place: the coefficients are this fit's own, and at a few hundred folders
-            # each copy is 100 MB or more.
+            # each copy is 100 MB or more. The term weighs the tf-idf columns only.
             c = np.asarray(c, dtype=np.float64)
-            c += naive_bayes_term(F, y, present, c, b, sample_weight)
+            n = self.n_features_in_
+            c[:, :n] += naive_bayes_term(F, y, present, c, b, sample_weight, n_terms=n)
         return self._all_folders(c, b, present)
 
     def _all_folders(
