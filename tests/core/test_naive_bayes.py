@@ -12,6 +12,7 @@ from synthetic_topics import topic_corpus
 
 from foldwise.core import CrossValidated, FolderPlacement
 from foldwise.core.placement import _naive_bayes
+from foldwise.core.placement import _representation as representation_module
 from foldwise.core.placement._representation import naive_bayes_choice
 
 
@@ -77,6 +78,16 @@ def test_the_term_is_added_where_it_leads_and_stays_unless_the_representation_al
     assert naive_bayes_choice(close, other + "+nb", chosen) == chosen
     # A previous choice of the term gives way to a clear lead without it.
     assert naive_bayes_choice({with_term: ten, chosen: twenty}, with_term, chosen) == chosen
+    # Fewer than ten documents placed differently are no evidence: what stands stays.
+    few = representation_module.MIN_DIFFERENT_FOR_TERM - 1
+    lead = {with_term: np.arange(few + 5) < few, chosen: np.zeros(few + 5, dtype=bool)}
+    assert naive_bayes_choice(lead, None, chosen) == chosen
+    assert (
+        naive_bayes_choice({with_term: lead[chosen], chosen: lead[with_term]}, with_term, chosen)
+        == with_term
+    )
+    lead[with_term][few] = True  # one more: ten, all for the term
+    assert naive_bayes_choice(lead, None, chosen) == with_term
 
 
 def test_a_plain_nb_model_is_the_plain_one_with_the_term_and_round_trips():
