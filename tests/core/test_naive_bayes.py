@@ -90,12 +90,19 @@ def test_the_term_is_added_where_it_leads_and_stays_unless_the_representation_al
     assert naive_bayes_choice(lead, None, chosen) == with_term
 
 
-def test_a_plain_nb_model_is_the_plain_one_with_the_term_and_round_trips():
+def _fits(representation: str) -> tuple[sp.csr_matrix, list, FolderPlacement, FolderPlacement]:
+    """Rows, labels (60% of the documents of overlapping topics) and the fits of
+    ``representation`` without and with the naive Bayes term."""
     X, _, truth = topic_corpus(seed=3, per_folder=20, own=1, parent=4, common=6)
     rng = np.random.default_rng(0)
     labels = [t if rng.random() < 0.6 else None for t in truth]
-    plain = FolderPlacement(representation="plain").fit(X, labels)
-    with_nb = FolderPlacement(representation="plain+nb").fit(X, labels)
+    alone = FolderPlacement(representation=representation).fit(X, labels)
+    with_nb = FolderPlacement(representation=representation + "+nb").fit(X, labels)
+    return X, labels, alone, with_nb
+
+
+def test_a_plain_nb_model_is_the_plain_one_with_the_term_and_round_trips():
+    X, labels, plain, with_nb = _fits("plain")
     assert with_nb.representation_ == "plain+nb"
     np.testing.assert_array_equal(plain.intercept_, with_nb.intercept_)
     assert not np.allclose(plain.coef_, with_nb.coef_)
@@ -120,11 +127,7 @@ def test_a_plain_nb_model_is_the_plain_one_with_the_term_and_round_trips():
 
 
 def test_a_latent_nb_model_adds_the_term_to_the_tf_idf_columns_only():
-    X, _, truth = topic_corpus(seed=3, per_folder=20, own=1, parent=4, common=6)
-    rng = np.random.default_rng(0)
-    labels = [t if rng.random() < 0.6 else None for t in truth]
-    latent = FolderPlacement(representation="latent").fit(X, labels)
-    with_nb = FolderPlacement(representation="latent+nb").fit(X, labels)
+    X, _, latent, with_nb = _fits("latent")
     n_terms = X.shape[1]
     assert with_nb.components_.shape == latent.components_.shape
     assert with_nb.coef_.shape == latent.coef_.shape and latent.coef_.shape[1] > n_terms
