@@ -100,9 +100,11 @@ def naive_bayes_term(
     term *= -1  # complement naive Bayes: a term rare outside the folder speaks for it
     term -= term.mean(axis=0)
     rows = np.unique(np.linspace(0, F.shape[0] - 1, min(F.shape[0], MAX_SPREAD_ROWS)).astype(int))
-    svm = np.asarray(F[rows] @ coef.T) + intercept
+    sample = F[rows]
+    svm = np.asarray(sample @ coef.T) + intercept
     svm -= svm.mean(axis=1, keepdims=True)
-    spread = float(np.asarray(terms[rows] @ term.T).std())
+    sample_terms = sample if terms is F else sample[:, : terms.shape[1]]
+    spread = float(np.asarray(sample_terms @ term.T).std())
     if spread == 0:  # empty rows, or one folder: nothing to add
         term[:] = 0.0
         return term

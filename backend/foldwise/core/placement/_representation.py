@@ -250,7 +250,8 @@ def _compare(
             )
             # Folders not trained on keep the SVMs' zeros and -1.
             D_nb = D.copy()
-            D_nb[:, present] += np.asarray(F[rows[test]][:, :n_terms] @ term.T)
+            held_out_terms = F[rows[test]] if n_terms == F.shape[1] else F[rows[test], :n_terms]
+            D_nb[:, present] += np.asarray(held_out_terms @ term.T)
             hits_nb = np.asarray(D_nb.argmax(axis=1) == y[test])
             kept_nb = D_nb if kept[test].all() else D_nb[kept[test]]
             scored[representation + NB_SUFFIX] = (hits_nb, (kept_nb, None))
@@ -368,9 +369,14 @@ def more_right(
     # by 18% (service benchmark, python-docs setting 3 seed 0, docs/placement.md). The
     # previous choice stays unless the other wins a sign test on the documents the two
     # place differently: wins minus losses above one standard deviation.
-    other = "plain" if previous == "latent" else "latent"
-    wins, losses = wins_and_losses(right[other], right[previous])
-    return other if wins - losses > np.sqrt(wins + losses) else previous
+    return stays_unless_led(right, previous, "plain" if previous == "latent" else "latent")
+
+
+def stays_unless_led(right: dict[str, NDArray[np.bool_]], standing: str, other: str) -> str:
+    """``standing`` unless ``other`` places more held-out documents right by more than a
+    standard deviation of the sign test on those the two place differently."""
+    wins, losses = wins_and_losses(right[other], right[standing])
+    return other if wins - losses > np.sqrt(wins + losses) else standing
 
 
 def naive_bayes_choice(
@@ -382,18 +388,16 @@ def naive_bayes_choice(
     deviation of the sign test, and kept, once added, unless ``chosen`` alone leads it by
     as much (a flip moves placements, as in :func:`more_right`). Where fewer than
     :data:`MIN_DIFFERENT_FOR_TERM` documents are placed right by one of the two only, what
-    stands stays. On 60% filed of three 20
-    Newsgroups corpora the term beside plain placed 0.9-1.7 points more new posts right, on
-    python-docs 0.6 fewer; beside latent, 1.3 more on 20 Newsgroups at 30 posts and 1.0
-    fewer on python-docs (docs/placement.md, "Naive Bayes beside the SVMs")."""
+    stands stays. On 60% filed of three 20 Newsgroups corpora the term beside plain placed
+    0.9-1.7 points more new posts right, on python-docs 0.6 fewer; beside latent, 1.3 more
+    on 20 Newsgroups at 30 posts and 1.0 fewer on python-docs (docs/placement.md, "Naive
+    Bayes beside the SVMs")."""
     with_term = chosen + NB_SUFFIX
-    standing = with_term if previous == with_term else chosen
+    standing, other = (with_term, chosen) if previous == with_term else (chosen, with_term)
     wins, losses = wins_and_losses(right[with_term], right[chosen])
     if wins + losses < MIN_DIFFERENT_FOR_TERM:
         return standing
-    if standing == with_term:
-        return chosen if losses - wins > np.sqrt(wins + losses) else with_term
-    return with_term if wins - losses > np.sqrt(wins + losses) else chosen
+    return stays_unless_led(right, standing, other)
 
 
 def clear_winner(a: NDArray[np.bool_], b: NDArray[np.bool_]) -> bool:
