@@ -29,8 +29,12 @@ NB_SUFFIX = "+nb"
 PLAIN_NB = "plain" + NB_SUFFIX
 #: The latent representation with the term, on the tf-idf block of its features.
 LATENT_NB = "latent" + NB_SUFFIX
+#: The sum of "latent+nb" and "plain+nb", two SVMs side by side on their own features: one
+#: linear model on the two feature blocks appended ([latent | plain],
+#: ``FolderPlacement._features``; docs/placement.md, "Both representations at once").
+BOTH_NB = "latent+plain" + NB_SUFFIX
 #: Every representation a fitted model may have (``FolderPlacement.representation_``).
-REPRESENTATIONS = ("latent", "plain", PLAIN_NB, LATENT_NB)
+REPRESENTATIONS = ("latent", "plain", PLAIN_NB, LATENT_NB, BOTH_NB)
 #: Weight of the naive Bayes term beside the SVMs' decisions once both have the same spread
 #: over the training rows. Offline on 60% filed of 20 Newsgroups at 30, 100 (test split) and
 #: 150 posts per group, five seeds each: .25 / .5 / 1 placed +0.8 / +1.0 / +1.3 points on 150,
@@ -39,8 +43,20 @@ NB_WEIGHT = 0.5
 
 
 def base_representation(representation: str) -> str:
-    """The features of ``representation``, "latent" or "plain", with or without the term."""
+    """The features of ``representation`` ("latent", "plain" or "latent+plain"), with or
+    without the term."""
     return representation.removesuffix(NB_SUFFIX)
+
+
+def has_latent(representation: str) -> bool:
+    """Whether ``representation``'s features hold latent's block: eta^2 term weights and
+    LSA coordinates."""
+    return base_representation(representation) in ("latent", "latent+plain")
+
+
+def is_both(representation: str) -> bool:
+    """Whether ``representation`` is the sum of latent's and plain's models (``BOTH_NB``)."""
+    return representation == BOTH_NB
 
 
 def has_naive_bayes(representation: str) -> bool:

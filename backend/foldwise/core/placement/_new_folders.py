@@ -11,6 +11,8 @@ other folders' SVMs, which do not count the new folder's documents among their n
 A "plain+nb" model's new folder gets its SVM alone: the naive Bayes term is scaled to the
 spread of the fit's SVMs (``_naive_bayes``), and centred over the folders fitted, so its
 absence shifts none of the new folder's decisions, it only leaves out what the term adds.
+A "latent+plain+nb" model's new folder gets an SVM on each of its two blocks, summed as the
+fit sums them.
 At 100,000 filed documents in 1,000 folders a refit was most of the recluster that followed
 a new folder (docs/recluster.md, "Kept placement model" and "Kept cross-validation").
 
@@ -29,7 +31,8 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from foldwise.core._hierarchy import FolderPath
-from foldwise.core.placement._placement import FolderPlacement, _scale_columns
+from foldwise.core.placement._naive_bayes import is_both
+from foldwise.core.placement._placement import FolderPlacement
 from foldwise.core.placement._sampled_svm import binary_svm, sampled_one_vs_rest
 
 
@@ -78,15 +81,16 @@ def add_folders(
     index = {f: j for j, f in enumerate(every)}
     y = np.array([index[p] for p in paths], dtype=np.intp)
     sw = np.ones(len(labeled)) if sample_weight is None else np.asarray(sample_weight)[labeled]
-    F = model._features(_scale_columns(X[labeled], np.sqrt(model.term_weights_)))
+    F = model._feature_rows(X[labeled])
     targets = np.array([index[f] for f in new], dtype=np.intp)
-    if np.unique(y).size > 2 and y.size * len(every) > model.max_svm_pairs:
-        coef_new, intercept_new, _ = sampled_one_vs_rest(
-            F, y, C=model.C, sample_weight=sw, random_state=model.random_state,
-            n_jobs=model.n_jobs, only=targets,
-        )  # fmt: skip
+    if is_both(model.representation_):
+        # Each block's SVM, as the model's own folders have: their decisions are the sum.
+        split = F.shape[1] - model.n_features_in_
+        c1, b1 = _new_svms(F[:, :split], y, sw, targets, every, model)
+        c2, b2 = _new_svms(F[:, split:], y, sw, targets, every, model)
+        coef_new, intercept_new = np.hstack([c1, c2]), b1 + b2
     else:
-        coef_new, intercept_new = _one_vs_rest(F, y, sw, targets, model)
+        coef_new, intercept_new = _new_svms(F, y, sw, targets, every, model)
 
     old = np.array([index[f] for f in model.folders_], dtype=np.intp)
     coef = np.zeros((len(every), model.coef_.shape[1]))
@@ -102,6 +106,25 @@ def add_folders(
     return _with_folders(
         model, every, coef, intercept, labeled_per_folder, cv_labeled_per_folder, column
     )
+
+
+def _new_svms(
+    F: sp.csr_matrix,
+    y: NDArray[np.intp],
+    sw: NDArray[np.floating],
+    targets: NDArray[np.intp],
+    every: list[FolderPath],
+    model: FolderPlacement,
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The SVMs of the folders ``targets`` on the features ``F``, sampled where the model's
+    would be: coef (n_targets, n_features), intercept (n_targets,)."""
+    if np.unique(y).size > 2 and y.size * len(every) > model.max_svm_pairs:
+        coef, intercept, _ = sampled_one_vs_rest(
+            F, y, C=model.C, sample_weight=sw, random_state=model.random_state,
+            n_jobs=model.n_jobs, only=targets,
+        )  # fmt: skip
+        return coef, intercept
+    return _one_vs_rest(F, y, sw, targets, model)
 
 
 def _one_vs_rest(

@@ -63,8 +63,9 @@ from foldwise.core.placement._held_out_fits import fit_final_and_held_out
 from foldwise.core.placement._levels import Placement, assign_folder_levels, common_depths
 from foldwise.core.placement._naive_bayes import (
     REPRESENTATIONS,
-    base_representation,
+    has_latent,
     has_naive_bayes,
+    is_both,
     naive_bayes_term,
 )
 from foldwise.core.placement._placement_arrays import placement_from_arrays, placement_to_arrays
@@ -169,7 +170,11 @@ class FolderPlacement(BaseEstimator):
     coef_ : ndarray of shape (n_folders, n_features)
     intercept_ : ndarray of shape (n_folders,)
     representation_ : str
-        The representation used: "latent", "plain", "plain+nb" or "latent+nb".
+        The representation used: "latent", "plain", "plain+nb", "latent+nb" or
+        "latent+plain+nb".
+    plain_weights_ : ndarray of shape (n_terms,) or (0,)
+        For "latent+plain+nb", the term weights of plain's block of the features (latent's
+        are ``term_weights_``); empty otherwise.
     labeled_per_folder_ : ndarray of shape (n_folders,), int
         Labeled documents of each folder.
     temperature_ : float
@@ -285,10 +290,12 @@ class FolderPlacement(BaseEstimator):
             self.representation_ = kept.representation
         else:
             self.representation_, held_out, novelty = choose_representation(self, X, w, labeled, y)
+        # Plain's block of "latent+plain+nb" weighs the terms as given, without eta^2.
+        self.plain_weights_ = w if is_both(self.representation_) else np.zeros(0)
         Xw, w = self._weigh(X, w, labeled, y, self.representation_)
         self.term_weights_ = w
         self.components_ = self._fit_components(Xw, self.representation_)
-        F = self._features(Xw, self.components_)
+        F = self._features(Xw, self.components_, self._plain_block(X))
 
         if len(self.folders_) == 1:
             self.coef_ = np.zeros((1, F.shape[1]))
@@ -299,6 +306,7 @@ class FolderPlacement(BaseEstimator):
             final = functools.partial(
                 self._fit_svm, F[labeled], y, sw, n_jobs=self.n_jobs,
                 naive_bayes=has_naive_bayes(self.representation_),
+                both=is_both(self.representation_),
             )  # fmt: skip
             if kept is not None:
                 self.coef_, self.intercept_ = final()
@@ -432,8 +440,7 @@ class FolderPlacement(BaseEstimator):
     ) -> tuple[sp.csr_matrix, NDArray[np.float64]]:
         """Columns scaled by the term weights (times eta^2 of the labeled rows for "latent")."""
         Xw = _scale_columns(X, np.sqrt(w))
-        latent = base_representation(representation) == "latent"
-        if latent and self.supervised_weights and len(self.folders_) > 1:
+        if has_latent(representation) and self.supervised_weights and len(self.folders_) > 1:
             eta2 = correlation_ratio(Xw[labeled], y, len(self.folders_))
             if eta2.sum() > 0:
                 w = w * eta2
@@ -461,7 +468,7 @@ class FolderPlacement(BaseEstimator):
         folders than latent directions").
         """
         n_docs, n_terms = Xw.shape
-        if base_representation(representation) != "latent":
+        if not has_latent(representation):
             return np.zeros((0, n_terms))
         per_folder = max(self.n_components, len(self.folders_))
         k = min(per_folder, 2 * self.n_components, n_docs // 4, n_terms - 1)
@@ -472,18 +479,39 @@ class FolderPlacement(BaseEstimator):
         return np.asarray(svd.components_, dtype=np.float64)
 
     def _features(
-        self, Xw: sp.csr_matrix, components: NDArray[np.float64] | None = None
+        self,
+        Xw: sp.csr_matrix,
+        components: NDArray[np.float64] | None = None,
+        plain: sp.csr_matrix | None = None,
     ) -> sp.csr_matrix:
         """Weighted tf-idf with its unit-length LSA coordinates appended, rows L2-normalised.
 
         ``components``: the LSA directions, ``components_`` by default (cross-validation
-        passes its own, so that folds fitted in parallel share no state).
+        passes its own, so that folds fitted in parallel share no state). ``plain``: for
+        "latent+plain+nb", plain's weighted tf-idf (n_docs, n_terms), appended as a second
+        unit-length block (:meth:`_plain_block`): shape (n_docs, 2 n_terms + k) then.
         """
         C = self.components_ if components is None else components
         if C.shape[0] == 0:
-            return sp.csr_matrix(normalize(Xw))
-        latent = normalize(np.asarray(Xw @ C.T))
-        return sp.csr_matrix(normalize(sp.hstack([normalize(Xw), sp.csr_matrix(latent)]).tocsr()))
+            F = sp.csr_matrix(normalize(Xw))
+        else:
+            latent = normalize(np.asarray(Xw @ C.T))
+            F = sp.csr_matrix(normalize(sp.hstack([normalize(Xw), sp.csr_matrix(latent)]).tocsr()))
+        if plain is None:
+            return F
+        return sp.csr_matrix(sp.hstack([F, normalize(plain)]).tocsr())
+
+    def _plain_block(self, X: sp.csr_matrix) -> sp.csr_matrix | None:
+        """Plain's weighted tf-idf of the rows ``X`` (n_docs, n_terms) for
+        "latent+plain+nb" (``plain_weights_``), None for the other representations."""
+        if self.plain_weights_.size == 0:
+            return None
+        return _scale_columns(X, np.sqrt(self.plain_weights_))
+
+    def _feature_rows(self, X: sp.csr_matrix) -> sp.csr_matrix:
+        """The fitted model's features of the tf-idf rows ``X`` (n_docs, n_terms)."""
+        Xw = _scale_columns(X, np.sqrt(self.term_weights_))
+        return self._features(Xw, plain=self._plain_block(X))
 
     def _fit_svm(
         self,
@@ -492,11 +520,15 @@ class FolderPlacement(BaseEstimator):
         sample_weight: NDArray[np.float64] | None = None,
         n_jobs: int | None = None,
         naive_bayes: bool = False,
+        both: bool = False,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """One-vs-rest SVMs: coef (n_folders, n_features), intercept (n_folders,).
 
         ``naive_bayes``: with a complement naive Bayes term added to the tf-idf columns'
         coefficients (the first ``n_features_in_``; :func:`_naive_bayes.naive_bayes_term`).
+        ``both``: ``F`` is "latent+plain+nb"'s two blocks ([latent | plain], the last
+        ``n_features_in_`` columns plain's); each gets its own SVMs (and term), and the
+        decisions are their sum: coefficients side by side, intercepts added.
 
         ``n_jobs`` threads for sampled SVMs: the final fit only (and the chosen
         representation's second pass, which runs alone). Cross-validation already runs its
@@ -504,6 +536,11 @@ class FolderPlacement(BaseEstimator):
         recluster of 100,000 documents was no faster and its worker peaked at 4.1 GB
         instead of 3.9 (one run each, docs/recluster.md "100,000 documents").
         """
+        if both:
+            split = F.shape[1] - self.n_features_in_
+            c1, b1 = self._fit_svm(F[:, :split], y, sample_weight, n_jobs, naive_bayes)
+            c2, b2 = self._fit_svm(F[:, split:], y, sample_weight, n_jobs, naive_bayes)
+            return np.hstack([c1, c2]), b1 + b2
         k = len(self.folders_)
         intercept = np.full(k, -1.0)
         present = np.unique(y)
@@ -581,7 +618,7 @@ class FolderPlacement(BaseEstimator):
             raise ValueError(
                 f"X has {X.shape[1]} terms, the model was fitted on {self.n_features_in_}"
             )
-        F = self._features(_scale_columns(X, np.sqrt(self.term_weights_)))
+        F = self._feature_rows(X)
         return np.asarray(F @ self._coef_columns()) + self.intercept_
 
     def _coef_columns(self) -> NDArray[np.float64]:

@@ -12,6 +12,7 @@ from numpy.typing import NDArray
 
 from foldwise.core import _arrays
 from foldwise.core.placement._checks import check_triples
+from foldwise.core.placement._naive_bayes import is_both
 
 if TYPE_CHECKING:
     from foldwise.core.placement._placement import FolderPlacement
@@ -48,6 +49,7 @@ def placement_to_arrays(model: FolderPlacement) -> dict[str, NDArray[np.generic]
     out.update(model.cross_validated_state().to_arrays())
     out.update(
         term_weights_=np.asarray(model.term_weights_, dtype=np.float64),
+        plain_weights_=np.asarray(model.plain_weights_, dtype=np.float64),
         components_=np.asarray(model.components_, dtype=np.float64),
         coef_=np.asarray(model.coef_, dtype=np.float64),
         intercept_=np.asarray(model.intercept_, dtype=np.float64),
@@ -117,7 +119,12 @@ def placement_from_arrays(
     if components.ndim != 2 or components.shape[1] != n_terms:
         raise ValueError(f"components_ has shape {components.shape} for {n_terms} terms")
     model.components_ = components
+    # Archives written before "latent+plain+nb" have no plain block.
+    model.plain_weights_ = floats("plain_weights_") if "plain_weights_" in arrays else np.zeros(0)
+    if model.plain_weights_.shape not in ((0,), (n_terms,)):
+        raise ValueError(f"plain_weights_ has shape {model.plain_weights_.shape}")
     n_features = n_terms + components.shape[0] if components.shape[0] else n_terms
+    n_features += model.plain_weights_.size
     model.coef_ = floats("coef_", (k, n_features))
     model.intercept_ = floats("intercept_", (k,))
     model.labeled_per_folder_ = floats("labeled_per_folder_", (k,)).astype(np.intp)
@@ -146,5 +153,7 @@ def placement_from_arrays(
     model.representation_ = _arrays.unpack_strings(
         arrays["representation_"], arrays["representation_offsets"]
     )[0]
+    if (model.plain_weights_.size > 0) != is_both(model.representation_):
+        raise ValueError(f"plain_weights_ does not fit representation {model.representation_!r}")
     model.n_features_in_ = n_terms
     return model

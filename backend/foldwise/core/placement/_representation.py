@@ -22,9 +22,13 @@ from foldwise.core.placement._calibration import top_two_decisions
 from foldwise.core.placement._decision_kernel import best_two
 from foldwise.core.placement._held_out_fits import novelty_groups, stratified_folds
 from foldwise.core.placement._naive_bayes import (
+    BOTH_NB,
+    LATENT_NB,
     NB_SUFFIX,
+    PLAIN_NB,
     REPRESENTATIONS,
     base_representation,
+    is_both,
     naive_bayes_term,
 )
 from foldwise.core.placement._sampled_svm import second_pass
@@ -154,10 +158,13 @@ def choose_representation(
         result = _compare(model, X, w, labeled, y, hidden, deferred, TIE_SELECTION_FOLDS)
     right, decisions, found, unfinished, fold, used, kept = result
     previous = model.previous_representation
-    base = None if previous is None else base_representation(previous)
+    # After "latent+plain+nb" neither of its parts stands alone: they are compared afresh.
+    base = None if previous is None or is_both(previous) else base_representation(previous)
     chosen = more_right(right, base, near_tie_choice(counts))
     if not deferred:
         chosen = naive_bayes_choice(right, previous, chosen)
+    if BOTH_NB in right:
+        chosen = led_choice(right, previous, chosen, BOTH_NB)
     finish = unfinished.pop(chosen, None)
     unfinished.clear()  # the other's features and first pass: not held beside the second
     if finish is not None:
@@ -294,7 +301,8 @@ def _compare(
         top = top_two_decisions(F, rows[scored], W, intercept[seen], n_jobs=n_jobs)
         return top, ~hidden[scored]
 
-    right = {r: np.zeros(y.size, dtype=bool) for r in REPRESENTATIONS}
+    # "latent+plain+nb" is scored after the folds, from its two parts' decisions.
+    right = {r: np.zeros(y.size, dtype=bool) for r in REPRESENTATIONS if r != BOTH_NB}
     decisions: dict[str, list[NDArray[np.float64] | None]] = {r: [] for r in REPRESENTATIONS}
     found: dict[str, NoveltyExamples | None] = dict.fromkeys(REPRESENTATIONS)
     unfinished: dict[str, Callable[[], Any]] = {}
@@ -323,7 +331,33 @@ def _compare(
         used = used[:FIRST_SELECTION_FOLDS]
     else:
         score(used[FIRST_SELECTION_FOLDS:])
+    if not deferred and kept[np.isin(fold, used) & ~hidden].all():
+        right[BOTH_NB] = both_right(decisions, fold, used, hidden, y, decisions[BOTH_NB])
     return _Comparison(right, decisions, found, unfinished, fold, used, kept)
+
+
+def both_right(
+    decisions: dict[str, list[NDArray[np.float64] | None]],
+    fold: NDArray[np.intp],
+    used: list[int],
+    hidden: NDArray[np.bool_],
+    y: NDArray[np.intp],
+    into: list[NDArray[np.float64] | None],
+) -> NDArray[np.bool_]:
+    """Whether "latent+plain+nb" places each labeled document right held out, shape
+    (n_labeled,): its decisions are the sum of "latent+nb"'s and "plain+nb"'s, fold by
+    fold, every held-out document's kept (``decisions``, for the folds ``used``); each
+    fold's sums are appended to ``into`` (None where a part was not scorable)."""
+    right = np.zeros(y.size, dtype=bool)
+    for f, latent, plain in zip(used, decisions[LATENT_NB], decisions[PLAIN_NB], strict=True):
+        if latent is None or plain is None:
+            into.append(None)
+            continue
+        D = latent + plain
+        test = (fold == f) & ~hidden
+        right[test] = D.argmax(axis=1) == y[test]
+        into.append(D)
+    return right
 
 
 def _kept_for_temperature(
@@ -392,9 +426,23 @@ def naive_bayes_choice(
     0.9-1.7 points more new posts right, on python-docs 0.6 fewer; beside latent, 1.3 more
     on 20 Newsgroups at 30 posts and 1.0 fewer on python-docs (docs/placement.md, "Naive
     Bayes beside the SVMs")."""
-    with_term = chosen + NB_SUFFIX
-    standing, other = (with_term, chosen) if previous == with_term else (chosen, with_term)
-    wins, losses = wins_and_losses(right[with_term], right[chosen])
+    return led_choice(right, previous, chosen, chosen + NB_SUFFIX)
+
+
+def led_choice(
+    right: dict[str, NDArray[np.bool_]], previous: str | None, chosen: str, alternative: str
+) -> str:
+    """``chosen`` or ``alternative``, on the held-out documents each places right: the
+    alternative where it places more right by more than a standard deviation of the sign
+    test, kept once taken unless ``chosen`` leads it by as much; where fewer than
+    :data:`MIN_DIFFERENT_FOR_TERM` documents are placed right by one of the two only, what
+    stands stays (:func:`naive_bayes_choice`, and "latent+plain+nb" against the choice so
+    far: docs/placement.md, "Both representations at once")."""
+    if previous == alternative:
+        standing, other = alternative, chosen
+    else:
+        standing, other = chosen, alternative
+    wins, losses = wins_and_losses(right[alternative], right[chosen])
     if wins + losses < MIN_DIFFERENT_FOR_TERM:
         return standing
     return stays_unless_led(right, standing, other)

@@ -196,7 +196,9 @@ def term_contributions(
     weighted tf-idf, ``C``: LSA directions), so the decision value minus the intercept is
     linear in the terms of ``Xw``: term ``t`` adds
     ``xw_t (coef_t / |xw| + (C^T coef_latent)_t / |xw C^T|) / s``, ``s`` the norm of the
-    concatenation. The contributions of a row sum to its decision value minus intercept.
+    concatenation. "latent+plain+nb" appends plain's unit-length block, whose term ``t``
+    adds ``xp_t coef_plain_t / |xp|`` (``xp``: plain's weighted tf-idf). The contributions
+    of a row sum to its decision value minus intercept.
 
     Parameters
     ----------
@@ -226,13 +228,23 @@ def term_contributions(
             used, position = np.unique(folders, return_inverse=True)
             # The latent part's weights pulled back to terms, only for the folders asked
             # about: (n_used, n_terms).
-            back = model.coef_[used, n_terms:] @ C
+            back = model.coef_[used, n_terms : n_terms + C.shape[0]] @ C
             w += np.where(lat[row] > 0, back[position[row], idx] / lat[row], 0.0)
         else:
             lat = np.zeros(X.shape[0])
         s = np.sqrt((a > 0).astype(float) + (lat > 0).astype(float))
         data = np.where(s[row] > 0, Xw.data * w / s[row], 0.0)
-    return sp.csr_matrix((data, Xw.indices.copy(), Xw.indptr.copy()), shape=Xw.shape)
+    out = sp.csr_matrix((data, Xw.indices.copy(), Xw.indptr.copy()), shape=Xw.shape)
+    if model.plain_weights_.size == 0:
+        return out
+    # Plain's block: the last n_terms columns, on its own term weights.
+    Xp = _scale_columns(X, np.sqrt(model.plain_weights_))
+    p = np.sqrt(np.asarray(Xp.multiply(Xp).sum(axis=1)).ravel())
+    row = np.repeat(np.arange(Xp.shape[0]), np.diff(Xp.indptr))
+    coef_p = model.coef_[:, -n_terms:][folders[row], Xp.indices]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        data = np.where(p[row] > 0, Xp.data * coef_p / p[row], 0.0)
+    return sp.csr_matrix(out + sp.csr_matrix((data, Xp.indices, Xp.indptr), shape=Xp.shape))
 
 
 def restrict_closer(
