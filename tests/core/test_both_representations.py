@@ -1,5 +1,5 @@
-""""latent+plain+nb": latent's and plain's models side by side, their decisions summed
-(docs/placement.md, "Both representations at once")."""
+"""The "latent+plain+nb" representation: latent's and plain's models side by side, their
+decisions summed (docs/placement.md, "Both representations at once")."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ def _fits() -> tuple:
     X, _, truth = topic_corpus(seed=3, per_folder=20, own=1, parent=4, common=6)
     rng = np.random.default_rng(0)
     labels = [t if rng.random() < 0.6 else None for t in truth]
-    fits = {r: FolderPlacement(representation=r).fit(X, labels) for r in ("latent+nb", "plain+nb")}
-    return X, labels, fits["latent+nb"], fits["plain+nb"], FolderPlacement(representation=BOTH).fit(
-        X, labels
+    latent, plain, both = (
+        FolderPlacement(representation=r).fit(X, labels) for r in ("latent+nb", "plain+nb", BOTH)
     )
+    return X, labels, latent, plain, both
 
 
 def test_its_decisions_are_the_sum_of_latent_nb_and_plain_nbs_and_it_round_trips():

@@ -111,7 +111,7 @@ def add_folders(
 def _new_svms(
     F: sp.csr_matrix,
     y: NDArray[np.intp],
-    sw: NDArray[np.floating],
+    sw: NDArray[np.float64],
     targets: NDArray[np.intp],
     every: list[FolderPath],
     model: FolderPlacement,

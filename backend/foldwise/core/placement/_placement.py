@@ -107,19 +107,22 @@ class FolderPlacement(BaseEstimator):
         selection ran ("auto" fits the temperature on the selection's folds).
     random_state : int, default=0
         Seed for the SVD and the folds.
-    representation : {"auto", "latent", "plain", "plain+nb", "latent+nb"}, default="auto"
+    representation : {"auto", "latent", "plain", "plain+nb", "latent+nb", \
+"latent+plain+nb"}, default="auto"
         "latent": eta^2 term weights (if ``supervised_weights``) and ``n_components`` LSA
         dimensions; "plain": the tf-idf rows alone; "+nb": with a complement naive Bayes
-        term added to the SVMs' decisions (``_naive_bayes``); "auto": whichever of latent
+        term added to the SVMs' decisions (``_naive_bayes``); "latent+plain+nb": the sum
+        of "latent+nb"'s and "plain+nb"'s decisions; "auto": whichever of latent
         and plain places more labeled documents right in ``selection_folds``-fold
-        cross-validation, with the term where it beats the chosen one alone there
-        (``_representation``).
+        cross-validation, with the term where it beats the chosen one alone there, and
+        the sum where it beats that (``_representation``).
     selection_folds : int, default=3
         Folds of that comparison. Where it ends in a near tie (and no previous choice
         stands) the two are compared again in ``_representation.TIE_SELECTION_FOLDS`` (5)
         folds, whose SVMs see more of the labels, as the final model sees all of them.
-    previous_representation : {"latent", "plain", "plain+nb", "latent+nb"} or None, default=None
-        The representation of the model this one replaces (the previous recluster's). With
+    previous_representation : str or None, default=None
+        The representation of the model this one replaces (the previous recluster's; one
+        of those above but "auto"). With
         "auto" it is kept unless the other places clearly more held-out documents right (a
         sign test), so that a few new labels do not flip it.
     cross_validated : CrossValidated or None, default=None

@@ -1,6 +1,7 @@
-"""Which representation places the collection's documents better: "latent" or "plain", and
-then with or without a naive Bayes term ("+nb", ``_naive_bayes``)
-(``FolderPlacement(representation="auto")``, docs/placement.md, "Placement model").
+"""Which representation places the collection's documents better: "latent" or "plain", then
+with or without a naive Bayes term ("+nb", ``_naive_bayes``), then alone or summed with the
+other's ("latent+plain+nb") (``FolderPlacement(representation="auto")``, docs/placement.md,
+"Placement model").
 
 Cross-validation on the labeled documents decides, the previous choice standing unless the
 other is clearly better; a near tie with no previous choice goes to plain where folders are
