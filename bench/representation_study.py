@@ -5,11 +5,11 @@ Per run (setting, seed), as ``bench/service_eval.py`` splits the corpus: a real 
 serve`` on a fresh data directory imports the filed part as a zip and takes the new
 documents over the REST API, then stops before any recluster. In process, the recluster's
 inputs are read from that directory (``recluster_input.load_inputs``) and the placement model
-is fitted on them as the recluster fits it, five ways: ``auto`` (the service's choice),
-``latent``, ``plain``, ``plain+nb`` and ``latent+nb``. Each is scored on the known new
-documents (exact folder of the most probable one), beside a tf-idf + LinearSVC trained on
-the filed documents. With the median number of filed documents per folder, the figures
-show where the choice went wrong and by how much. Usage::
+is fitted on them as the recluster fits it, six ways: ``auto`` (the service's choice),
+``latent``, ``plain``, ``plain+nb``, ``latent+nb`` and ``latent+plain+nb``. Each is scored
+on the known new documents (exact folder of the most probable one), beside a tf-idf +
+LinearSVC trained on the filed documents. With the median number of filed documents per
+folder, the figures show where the choice went wrong and by how much. Usage::
 
     python bench/representation_study.py CORPUS --settings 2 3 --seeds 0 1 2 [--json OUT]
 """

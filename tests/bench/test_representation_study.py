@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 from topic_words import TOPICS
 
+from foldwise import core
+
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "representation_study.py"
 
 
@@ -36,10 +38,10 @@ def test_the_study_scores_every_representation_and_the_choice(tmp_path):
     (run,) = json.loads(out.read_text())["runs"]
     # One leaf hidden, 4 of 10 held back from each of the other four folders.
     assert run["known_new"] == 16 and run["median_filed_per_folder"] == 6
-    assert run["chosen"] in ("latent", "plain", "plain+nb", "latent+nb")
+    assert run["chosen"] in core.PLACEMENT_REPRESENTATIONS
     # Oracle: "auto" is the chosen representation's fit, so it scores the same.
     assert run["auto"] == run[run["chosen"]]
-    for key in ("auto", "latent", "plain", "plain+nb", "latent+nb", "svm"):
+    for key in ("auto", *core.PLACEMENT_REPRESENTATIONS, "svm"):
         assert 0.0 <= run[key] <= 1.0, key
     assert "choice below the better representation in" in done.stdout
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from foldwise import core
 from foldwise.bench._corpus import Corpus, CorpusError, load_corpus
 from foldwise.bench.service_protocol import (
     best_match_f,
@@ -167,7 +168,7 @@ def test_service_eval_runs_end_to_end_through_a_real_server(tmp_path):
     assert (len(run["churned"]) > 0) == (run["churn"] > 0)
     # Each of the three reclusters names the representation that placed its documents.
     assert len(run["representations"]) == 3
-    assert set(run["representations"]) <= {"latent", "plain", "plain+nb", "latent+nb"}
+    assert set(run["representations"]) <= set(core.PLACEMENT_REPRESENTATIONS)
     # The paired test counts the known documents exactly one of the two places right.
     difference = (run["served_only_right"] - run["svm_only_right"]) / run["known_new"]
     assert difference == pytest.approx(run["served_exact"] - run["svm_exact"])
