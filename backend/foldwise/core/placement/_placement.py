@@ -122,9 +122,9 @@ class FolderPlacement(BaseEstimator):
         folds, whose SVMs see more of the labels, as the final model sees all of them.
     previous_representation : str or None, default=None
         The representation of the model this one replaces (the previous recluster's; one
-        of those above but "auto"). With
-        "auto" it is kept unless the other places clearly more held-out documents right (a
-        sign test), so that a few new labels do not flip it.
+        of those above but "auto"). With "auto" it is kept unless the other places clearly
+        more held-out documents right (a sign test), so that a few new labels do not flip
+        it.
     cross_validated : CrossValidated or None, default=None
         The cross-validated quantities of an earlier fit (:meth:`cross_validated_state`):
         the representation choice, temperature, calibration, held-out top decisions and
