@@ -92,8 +92,8 @@ def test_the_sums_are_scored_fold_by_fold_and_taken_on_a_lead():
     # Fold 0: each part alone gets one of two right, their sum both; fold 1 unscorable.
     latent = [np.array([[1.0, 0.0], [0.6, 0.5]]), None, np.array([[2.0, 0.0]])]
     plain = [np.array([[0.2, 0.4], [0.0, 1.0]]), np.array([[1.0, 0.0], [0.0, 1.0]]), None]
-    into: list = []
-    right = both_right({"latent+nb": latent, "plain+nb": plain}, fold, [0, 1, 2], hidden, y, into)
+    parts = {"latent+nb": latent, "plain+nb": plain}
+    right, into = both_right(parts, fold, [0, 1, 2], hidden, y)
     np.testing.assert_array_equal(right, [True, True, False, False, False, False])
     np.testing.assert_allclose(into[0], latent[0] + plain[0])
     assert into[1] is None and into[2] is None

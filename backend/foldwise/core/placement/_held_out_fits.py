@@ -23,7 +23,6 @@ from foldwise.core.placement._calibration import (
     temperature_from,
     top_two_decisions,
 )
-from foldwise.core.placement._naive_bayes import has_naive_bayes, is_both
 
 if TYPE_CHECKING:
     from foldwise.core.placement._placement import FolderPlacement
@@ -109,12 +108,7 @@ def temperature_folds(
         # documents tell nothing about the temperature.
         if not test.any() or np.unique(y[train]).size < 2:
             return None
-        coef, intercept = model._fit_svm(
-            F[train],
-            y[train],
-            naive_bayes=has_naive_bayes(model.representation_),
-            both=is_both(model.representation_),
-        )
+        coef, intercept = model._fit_svm(F[train], y[train], representation=model.representation_)
         D = np.asarray(F[test] @ coef.T)
         # In place: at 1,000 folders the held-out decisions are 160 MB, and the two
         # cross-validations fit side by side (fit_final_and_held_out).
@@ -170,12 +164,7 @@ def novelty_folds(
         seen = np.unique(y[train])
         if seen.size < 2:
             return None
-        coef, intercept = model._fit_svm(
-            F[train],
-            y[train],
-            naive_bayes=has_naive_bayes(model.representation_),
-            both=is_both(model.representation_),
-        )
+        coef, intercept = model._fit_svm(F[train], y[train], representation=model.representation_)
         # The seen folders' coefficients as columns: one copy, not one per block of rows.
         W = np.ascontiguousarray(coef.T[:, seen])
         del coef

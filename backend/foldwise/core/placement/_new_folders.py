@@ -32,7 +32,7 @@ from numpy.typing import NDArray
 
 from foldwise.core._hierarchy import FolderPath
 from foldwise.core.placement._naive_bayes import is_both
-from foldwise.core.placement._placement import FolderPlacement
+from foldwise.core.placement._placement import FolderPlacement, side_by_side
 from foldwise.core.placement._sampled_svm import binary_svm, sampled_one_vs_rest
 
 
@@ -85,10 +85,9 @@ def add_folders(
     targets = np.array([index[f] for f in new], dtype=np.intp)
     if is_both(model.representation_):
         # Each block's SVM, as the model's own folders have: their decisions are the sum.
-        split = F.shape[1] - model.n_features_in_
-        c1, b1 = _new_svms(F[:, :split], y, sw, targets, every, model)
-        c2, b2 = _new_svms(F[:, split:], y, sw, targets, every, model)
-        coef_new, intercept_new = np.hstack([c1, c2]), b1 + b2
+        coef_new, intercept_new = side_by_side(
+            F, model.n_features_in_, lambda block, _: _new_svms(block, y, sw, targets, every, model)
+        )
     else:
         coef_new, intercept_new = _new_svms(F, y, sw, targets, every, model)
 

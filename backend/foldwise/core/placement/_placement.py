@@ -62,6 +62,8 @@ from foldwise.core.placement._cross_validated import CV_PARAMS, CrossValidated
 from foldwise.core.placement._held_out_fits import fit_final_and_held_out
 from foldwise.core.placement._levels import Placement, assign_folder_levels, common_depths
 from foldwise.core.placement._naive_bayes import (
+    LATENT_NB,
+    PLAIN_NB,
     REPRESENTATIONS,
     has_latent,
     has_naive_bayes,
@@ -308,8 +310,7 @@ class FolderPlacement(BaseEstimator):
         else:
             final = functools.partial(
                 self._fit_svm, F[labeled], y, sw, n_jobs=self.n_jobs,
-                naive_bayes=has_naive_bayes(self.representation_),
-                both=is_both(self.representation_),
+                representation=self.representation_,
             )  # fmt: skip
             if kept is not None:
                 self.coef_, self.intercept_ = final()
@@ -522,16 +523,14 @@ class FolderPlacement(BaseEstimator):
         y: NDArray[np.intp],
         sample_weight: NDArray[np.float64] | None = None,
         n_jobs: int | None = None,
-        naive_bayes: bool = False,
-        both: bool = False,
+        representation: str | None = None,
     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """One-vs-rest SVMs: coef (n_folders, n_features), intercept (n_folders,).
 
-        ``naive_bayes``: with a complement naive Bayes term added to the tf-idf columns'
-        coefficients (the first ``n_features_in_``; :func:`_naive_bayes.naive_bayes_term`).
-        ``both``: ``F`` is "latent+plain+nb"'s two blocks ([latent | plain], the last
-        ``n_features_in_`` columns plain's); each gets its own SVMs (and term), and the
-        decisions are their sum: coefficients side by side, intercepts added.
+        ``representation``: a "+nb" one adds a complement naive Bayes term to the tf-idf
+        columns' coefficients (the first ``n_features_in_``;
+        :func:`_naive_bayes.naive_bayes_term`); for "latent+plain+nb" ``F`` holds its two
+        blocks, each fitted as its own model (:func:`side_by_side`). None: the SVMs alone.
 
         ``n_jobs`` threads for sampled SVMs: the final fit only (and the chosen
         representation's second pass, which runs alone). Cross-validation already runs its
@@ -539,11 +538,12 @@ class FolderPlacement(BaseEstimator):
         recluster of 100,000 documents was no faster and its worker peaked at 4.1 GB
         instead of 3.9 (one run each, docs/recluster.md "100,000 documents").
         """
-        if both:
-            split = F.shape[1] - self.n_features_in_
-            c1, b1 = self._fit_svm(F[:, :split], y, sample_weight, n_jobs, naive_bayes)
-            c2, b2 = self._fit_svm(F[:, split:], y, sample_weight, n_jobs, naive_bayes)
-            return np.hstack([c1, c2]), b1 + b2
+        if representation is not None and is_both(representation):
+
+            def fit_part(block: sp.csr_matrix, part: str) -> tuple[NDArray, NDArray]:
+                return self._fit_svm(block, y, sample_weight, n_jobs, representation=part)
+
+            return side_by_side(F, self.n_features_in_, fit_part)
         k = len(self.folders_)
         intercept = np.full(k, -1.0)
         present = np.unique(y)
@@ -564,7 +564,7 @@ class FolderPlacement(BaseEstimator):
             c, b = svm.coef_, svm.intercept_
             if present.size == 2:  # sklearn keeps one binary decision; one per class here
                 c, b = np.vstack([-c[0], c[0]]), np.array([-b[0], b[0]])
-        if naive_bayes:
+        if representation is not None and has_naive_bayes(representation):
             # In place: the coefficients are this fit's own, and at a few hundred folders
             # each copy is 100 MB or more. The term weighs the tf-idf columns only.
             c = np.asarray(c, dtype=np.float64)
@@ -777,6 +777,21 @@ def correlation_ratio(X: sp.csr_matrix, y: NDArray[np.intp], n_classes: int) -> 
     with np.errstate(divide="ignore", invalid="ignore"):
         eta2 = np.where(ss_total > 1e-12, ss_between / ss_total, 0.0)
     return np.clip(eta2, 0.0, 1.0)
+
+
+def side_by_side(
+    F: sp.csr_matrix,
+    n_terms: int,
+    fit: Callable[[sp.csr_matrix, str], tuple[NDArray[np.float64], NDArray[np.float64]]],
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """ "latent+plain+nb"'s coefficients (n_folders, n_features) and intercepts
+    (n_folders,) from ``F``'s two blocks ([latent | plain], plain's the last ``n_terms``
+    columns), each fitted by ``fit(block, "latent+nb" or "plain+nb")``: side by side,
+    intercepts added, so that the decisions are the sum of the two models'."""
+    split = F.shape[1] - n_terms
+    latent_coef, latent_intercept = fit(F[:, :split], LATENT_NB)
+    plain_coef, plain_intercept = fit(F[:, split:], PLAIN_NB)
+    return np.hstack([latent_coef, plain_coef]), latent_intercept + plain_intercept
 
 
 def _scale_columns(X: sp.csr_matrix, s: NDArray[np.float64]) -> sp.csr_matrix:

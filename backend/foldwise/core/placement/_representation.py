@@ -333,7 +333,7 @@ def _compare(
     else:
         score(used[FIRST_SELECTION_FOLDS:])
     if not deferred and kept[np.isin(fold, used) & ~hidden].all():
-        right[BOTH_NB] = both_right(decisions, fold, used, hidden, y, decisions[BOTH_NB])
+        right[BOTH_NB], decisions[BOTH_NB] = both_right(decisions, fold, used, hidden, y)
     return _Comparison(right, decisions, found, unfinished, fold, used, kept)
 
 
@@ -343,22 +343,22 @@ def both_right(
     used: list[int],
     hidden: NDArray[np.bool_],
     y: NDArray[np.intp],
-    into: list[NDArray[np.float64] | None],
-) -> NDArray[np.bool_]:
+) -> tuple[NDArray[np.bool_], list[NDArray[np.float64] | None]]:
     """Whether "latent+plain+nb" places each labeled document right held out, shape
-    (n_labeled,): its decisions are the sum of "latent+nb"'s and "plain+nb"'s, fold by
-    fold, every held-out document's kept (``decisions``, for the folds ``used``); each
-    fold's sums are appended to ``into`` (None where a part was not scorable)."""
+    (n_labeled,), and its held-out decisions fold by fold (None where a part was not
+    scorable): the sum of "latent+nb"'s and "plain+nb"'s, every held-out document's kept
+    (``decisions``, for the folds ``used``)."""
     right = np.zeros(y.size, dtype=bool)
+    sums: list[NDArray[np.float64] | None] = []
     for f, latent, plain in zip(used, decisions[LATENT_NB], decisions[PLAIN_NB], strict=True):
         if latent is None or plain is None:
-            into.append(None)
+            sums.append(None)
             continue
         D = latent + plain
         test = (fold == f) & ~hidden
         right[test] = D.argmax(axis=1) == y[test]
-        into.append(D)
-    return right
+        sums.append(D)
+    return right, sums
 
 
 def _kept_for_temperature(

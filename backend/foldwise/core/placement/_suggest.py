@@ -235,10 +235,10 @@ def term_contributions(
         s = np.sqrt((a > 0).astype(float) + (lat > 0).astype(float))
         data = np.where(s[row] > 0, Xw.data * w / s[row], 0.0)
     out = sp.csr_matrix((data, Xw.indices.copy(), Xw.indptr.copy()), shape=Xw.shape)
-    if model.plain_weights_.size == 0:
+    Xp = model._plain_block(X)
+    if Xp is None:
         return out
     # Plain's block: the last n_terms columns, on its own term weights.
-    Xp = _scale_columns(X, np.sqrt(model.plain_weights_))
     p = np.sqrt(np.asarray(Xp.multiply(Xp).sum(axis=1)).ravel())
     row = np.repeat(np.arange(Xp.shape[0]), np.diff(Xp.indptr))
     coef_p = model.coef_[:, -n_terms:][folders[row], Xp.indices]
