@@ -20,8 +20,6 @@ from foldwise.core import (
     same_proposal,
 )
 from foldwise.core.placement._kept import MIN_MOVE_CONFIDENCE
-from foldwise.core.placement._proposal_groups import Group
-from foldwise.core.placement._proposals import keep_sure_placements
 from foldwise.core.placement._subfolders import FolderCohesion, cohesion
 
 
@@ -536,45 +534,6 @@ def test_a_document_taken_out_of_a_proposal_stays_out_of_its_successor():
     assert d not in successor.documents
     assert set(successor.documents) == set(proposal.documents) - {d}
     assert again.placement_of(d).folder == again.placement_of(d).best_existing
-
-
-def test_documents_shown_surely_in_a_folder_leave_the_proposals():
-    """keep_sure_placements: the rows marked sure leave every group and part; a part left
-    too small folds into its group, a group left too small is not made."""
-    a, b = Group((0, 1, 2), ("x",), 0.5, 0.1), Group((3, 4, 5), ("x",), 0.5, 0.1)
-    divided = Group((0, 1, 2, 3, 4, 5), ("x",), 0.4, 0.1, parts=(a, b))
-    other = Group((6, 7, 8), (), 0.5, 0.1)
-    sure = np.zeros(9, dtype=bool)
-    assert keep_sure_placements([divided, other], sure, 3) == [divided, other]
-    sure[[3, 8]] = True
-    (kept,) = keep_sure_placements([divided, other], sure, 3)
-    assert kept.members == (0, 1, 2, 4, 5)
-    assert kept.parts == ()  # (4, 5) is below the smallest proposal: no subfolders
-
-
-def test_a_new_topic_shown_in_folders_before_is_still_proposed():
-    """Documents of a topic the person has no folder for, each shown in an existing folder
-    by the previous tree: the novelty model doubts they belong to any, so none is sure there
-    (known x confidence below MIN_MOVE_CONFIDENCE) and the proposal stands."""
-    for hidden in ({("music",)}, {("sport", "golf")}):
-        tree, X, names, _, labels = _tree(1, hidden)
-        previous = [None if f else tree.placement_of(i).best_existing for i, f in enumerate(labels)]
-        confidence = [
-            0.0 if f else tree.placement_of(i).best_confidence for i, f in enumerate(labels)
-        ]
-        Z = linkage(pdist(X.toarray(), "cosine"), "average")
-        again = extended_tree(
-            Z,
-            X,
-            labels,
-            term_names=names,
-            previous_folders=previous,
-            previous_confidence=confidence,
-        )
-        assert [set(p.documents) for p in again.proposals()] == [
-            set(p.documents) for p in tree.proposals()
-        ]
-        assert tree.proposals()
 
 
 def test_same_proposal_is_half_of_the_smaller_one():

@@ -42,16 +42,12 @@ from numpy.typing import ArrayLike, NDArray
 from sklearn.preprocessing import normalize
 
 from foldwise.core._hierarchy import FolderPath
-from foldwise.core.placement._kept import KEEP_MARGIN, MIN_MOVE_CONFIDENCE, kept_folders
+from foldwise.core.placement._kept import KEEP_MARGIN, kept_folders
 from foldwise.core.placement._levels import assign_folder_levels
 from foldwise.core.placement._novelty import neighbourhood_p_values
 from foldwise.core.placement._placement import FolderPlacement
 from foldwise.core.placement._proposal_groups import MIN_PIECE, Group
-from foldwise.core.placement._proposals import (
-    find_proposals,
-    honour_critiques,
-    keep_sure_placements,
-)
+from foldwise.core.placement._proposals import find_proposals, honour_critiques
 from foldwise.core.placement._questions import closer_questions
 from foldwise.core.placement._unlike_filed import unlike_filed
 
@@ -437,13 +433,6 @@ def extended_tree(
         else list(Counter(tuple(f) for f in filed_folders).values()),
     )
     groups = honour_critiques(groups, rejected, taken_out)
-    calibrated = placement.calibrated_confidence(proba[np.arange(n_docs), shown])
-    if previous_folders is not None:
-        seen = np.array([f is not None for f in previous_folders], dtype=bool)
-        # The chance of being right there: of belonging to an existing folder at all
-        # (``known``), and then to this one (the calibration, fitted on filed documents).
-        sure = seen & ~labeled & (known * calibrated >= MIN_MOVE_CONFIDENCE)
-        groups = keep_sure_placements(groups, sure, min_proposal_size)
 
     folder_paths = {(): None} | {
         f[:d]: None
@@ -517,6 +506,7 @@ def extended_tree(
             strict=True,
         )
     )
+    calibrated = placement.calibrated_confidence(proba[np.arange(n_docs), shown])
     for i in map(int, new):
         j = int(shown[i])
         best = placement.folders_[j]

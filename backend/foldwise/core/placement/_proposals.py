@@ -505,34 +505,6 @@ def honour_critiques(
     return out
 
 
-def keep_sure_placements(
-    groups: list[Group], sure: NDArray[np.bool_], min_size: int
-) -> list[Group]:
-    """``groups`` without the rows ``sure`` marks (n_docs,); a group left smaller than
-    ``min_size`` is dropped, and a part of one, as :func:`_prune` says.
-
-    ``sure``: documents the previous tree showed in an existing folder that the model now
-    shows in one at ``MIN_MOVE_CONFIDENCE`` or more. Such a document is more likely right
-    there than not, and a proposal has no calibrated chance of being right to weigh against
-    that: it is the rule by which a document moves between existing folders without a
-    critique (``_kept``). The proposal search starts afresh at every recluster, and after
-    feedback on 20 Newsgroups at 150 posts it took documents the person had seen in their
-    own folder at .70-.99 into proposals, 2-10 per run (docs/placement.md, "Proposals leave
-    sure placements alone"). The confidence is the model's now, not the previous tree's:
-    with the previous one, a recluster with no new input could find a document excluded
-    before now shown less surely, and let it back in.
-    """
-    taken = set(np.flatnonzero(sure).tolist())
-    if not taken:
-        return groups
-    out = []
-    for group in groups:
-        kept = _without(group, taken) if taken.intersection(group.members) else group
-        if kept is not None and len(kept.members) >= min_size:
-            out.append(_prune(kept, min_size))
-    return out
-
-
 def _without(group: Group, drop: set[int]) -> Group | None:
     members = tuple(d for d in group.members if d not in drop)
     if not members:
